@@ -1,0 +1,205 @@
+//! Weighted reciprocal-rank fusion (RRF).
+//!
+//! Each recall arm (vector, keyword, entity) votes with a ranked list of item ids. An item's
+//! fused score is `sum over arms of weight / (k + rank)`, ranks counting from 1. The sum is taken
+//! in the fixed order vector, keyword, entity, in `f64`, so that `memloom_rrf` in `sql/` (which
+//! adds the same three terms in the same order in double precision) gives bit-identical scores;
+//! `tests/golden/fusion.json` pins both.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+/// RRF's `k`: damps the lead of the first few ranks (the value from Cormack et al., 2009).
+pub const DEFAULT_RRF_K: u32 = 60;
+/// Weight of the vector arm (meaning, paraphrases).
+pub const DEFAULT_WEIGHT_VECTOR: f64 = 1.0;
+/// Weight of the keyword arm: exact words and identifiers are the strongest evidence we have.
+pub const DEFAULT_WEIGHT_KEYWORD: f64 = 2.0;
+/// Weight of the entity arm: broad "everything about X" evidence, a tie-breaker more than a lead.
+pub const DEFAULT_WEIGHT_ENTITY: f64 = 0.5;
+/// The entity arm only anchors to entities at least this close (cosine) to the query, so a
+/// vague query matches no entity and the arm abstains.
+pub const DEFAULT_ENTITY_GATE: f64 = 0.60;
+
+/// Per-arm weights of the fusion.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Weights {
+    pub vector: f64,
+    pub keyword: f64,
+    pub entity: f64,
+}
+
+impl Default for Weights {
+    fn default() -> Self {
+        Weights {
+            vector: DEFAULT_WEIGHT_VECTOR,
+            keyword: DEFAULT_WEIGHT_KEYWORD,
+            entity: DEFAULT_WEIGHT_ENTITY,
+        }
+    }
+}
+
+/// Fusion parameters: RRF's `k` and the arm weights.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct FuseParams {
+    pub k: u32,
+    pub weights: Weights,
+}
+
+impl Default for FuseParams {
+    fn default() -> Self {
+        FuseParams {
+            k: DEFAULT_RRF_K,
+            weights: Weights::default(),
+        }
+    }
+}
+
+/// Each arm's ranking, best first. An empty list means the arm abstained.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArmRankings {
+    #[serde(default)]
+    pub vector: Vec<i64>,
+    #[serde(default)]
+    pub keyword: Vec<i64>,
+    #[serde(default)]
+    pub entity: Vec<i64>,
+}
+
+/// The rank (from 1) an item got in each arm; `None` where the arm did not vote for it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ranks {
+    pub vector: Option<u32>,
+    pub keyword: Option<u32>,
+    pub entity: Option<u32>,
+}
+
+/// One fused result: the item, its score, and why it scored that (the arms' ranks).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Fused {
+    pub id: i64,
+    pub rrf_score: f64,
+    pub ranks: Ranks,
+}
+
+/// Fuses the arms' rankings. Candidates are the union of all arms; the output is ordered by
+/// score, highest first, ties broken by the smaller id so the order is total and deterministic.
+/// An id repeated within one arm keeps its first (best) rank.
+pub fn fuse(arms: &ArmRankings, params: &FuseParams) -> Result<Vec<Fused>, Error> {
+    check_weights(&params.weights)?;
+    let mut by_id: std::collections::HashMap<i64, Ranks> = std::collections::HashMap::new();
+    let mut vote = |ids: &[i64], slot: fn(&mut Ranks) -> &mut Option<u32>| {
+        for (i, &id) in ids.iter().enumerate() {
+            let rank = slot(by_id.entry(id).or_default());
+            if rank.is_none() {
+                *rank = Some(i as u32 + 1);
+            }
+        }
+    };
+    vote(&arms.vector, |r| &mut r.vector);
+    vote(&arms.keyword, |r| &mut r.keyword);
+    vote(&arms.entity, |r| &mut r.entity);
+
+    let mut fused: Vec<Fused> = by_id
+        .into_iter()
+        .map(|(id, ranks)| Fused {
+            id,
+            rrf_score: rrf_score(&ranks, params),
+            ranks,
+        })
+        .collect();
+    fused.sort_by(|a, b| b.rrf_score.total_cmp(&a.rrf_score).then(a.id.cmp(&b.id)));
+    Ok(fused)
+}
+
+/// `w_v/(k+r_v) + w_k/(k+r_k) + w_e/(k+r_e)`, an absent rank adding 0, summed in that order.
+pub fn rrf_score(ranks: &Ranks, params: &FuseParams) -> f64 {
+    let term = |weight: f64, rank: Option<u32>| match rank {
+        Some(r) => weight / f64::from(params.k + r),
+        None => 0.0,
+    };
+    let w = &params.weights;
+    term(w.vector, ranks.vector) + term(w.keyword, ranks.keyword) + term(w.entity, ranks.entity)
+}
+
+fn check_weights(w: &Weights) -> Result<(), Error> {
+    for (arm, value) in [
+        ("vector", w.vector),
+        ("keyword", w.keyword),
+        ("entity", w.entity),
+    ] {
+        if !value.is_finite() || value < 0.0 {
+            return Err(Error::invalid_option(format!(
+                "the {arm} weight must be a finite number >= 0, not {value}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_follow_the_formula() {
+        let arms = ArmRankings {
+            vector: vec![1, 2],
+            keyword: vec![2],
+            entity: vec![],
+        };
+        let out = fuse(&arms, &FuseParams::default()).unwrap();
+        assert_eq!(out[0].id, 2);
+        assert_eq!(out[0].rrf_score, 1.0 / 62.0 + 2.0 / 61.0);
+        assert_eq!(out[0].ranks.keyword, Some(1));
+        assert_eq!(out[1].rrf_score, 1.0 / 61.0);
+        assert_eq!(out[1].ranks.keyword, None);
+    }
+
+    #[test]
+    fn abstaining_arms_add_nothing() {
+        let out = fuse(&ArmRankings::default(), &FuseParams::default()).unwrap();
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn duplicate_id_keeps_its_first_rank() {
+        let arms = ArmRankings {
+            vector: vec![7, 7, 3],
+            ..Default::default()
+        };
+        let out = fuse(&arms, &FuseParams::default()).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].ranks.vector, Some(1));
+        assert_eq!(out[1].ranks.vector, Some(3));
+    }
+
+    #[test]
+    fn ties_break_on_smaller_id() {
+        let arms = ArmRankings {
+            vector: vec![9],
+            keyword: vec![],
+            entity: vec![],
+        };
+        let mut p = FuseParams::default();
+        p.weights.keyword = 1.0;
+        let arms2 = ArmRankings {
+            keyword: vec![4],
+            ..arms
+        };
+        let out = fuse(&arms2, &p).unwrap();
+        assert_eq!(out.iter().map(|f| f.id).collect::<Vec<_>>(), vec![4, 9]);
+    }
+
+    #[test]
+    fn rejects_negative_or_nan_weights() {
+        let mut p = FuseParams::default();
+        p.weights.entity = -1.0;
+        let err = fuse(&ArmRankings::default(), &p).unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidOption);
+        assert!(err.to_string().contains("entity weight"));
+        p.weights.entity = f64::NAN;
+        assert!(fuse(&ArmRankings::default(), &p).is_err());
+    }
+}

@@ -1,0 +1,18 @@
+//! memloom's pure core: everything that decides *what* is stored and *how* results are ordered,
+//! with no I/O, no async and no logging, so that the same code runs natively, in Node, in the
+//! browser and in the edge worker (WebAssembly) and gives bit-identical answers everywhere.
+//!
+//! The modules follow the pipeline:
+//! - [`chunk`]: markdown / plain text -> chunks with heading breadcrumbs;
+//! - [`embed`]: the deterministic `hash-v1` embedder;
+//! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms.
+
+pub mod chunk;
+pub mod embed;
+mod error;
+pub mod fuse;
+
+pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
+pub use embed::{embed, EmbedderInfo, HASH_V1};
+pub use error::{Error, ErrorKind};
+pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};
