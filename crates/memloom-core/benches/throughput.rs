@@ -1,1 +1,103 @@
-fn main() {}
+//! Throughput of the chunker and the embedder over the Node.js docs of ../shared/eval, with
+//! text-splitter's MarkdownSplitter at the same cap as the baseline, measured in the same run.
+//!
+//! `cargo bench -p memloom-core --bench throughput`. Prints MB/s (median of the timed rounds)
+//! and the ratio to the baseline. Each timed round also checks its output against the first
+//! round, so a fast wrong answer cannot pass.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use memloom_core::{chunk_document, embed, ChunkOptions};
+use text_splitter::MarkdownSplitter;
+
+const MIN_ROUNDS: usize = 5;
+const MIN_TIME: Duration = Duration::from_secs(2);
+
+fn main() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/nodejs-docs/corpus");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipped: {} is not there (the eval set lives beside the checkout)", dir.display());
+        return;
+    };
+    let mut docs: Vec<(String, String)> = entries
+        .map(|e| {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().to_string();
+            (name, std::fs::read_to_string(&path).unwrap())
+        })
+        .collect();
+    docs.sort();
+    let bytes: usize = docs.iter().map(|(_, t)| t.len()).sum();
+    let opts = ChunkOptions::default();
+    println!(
+        "corpus: {} files, {:.2} MB; chunk cap {} bytes",
+        docs.len(),
+        bytes as f64 / 1e6,
+        opts.max_bytes
+    );
+
+    let chunk_all = || -> usize {
+        docs.iter()
+            .map(|(name, text)| chunk_document(name, text, &opts).unwrap().len())
+            .sum()
+    };
+    let chunks = chunk_all();
+    let t_chunk = time(|| assert_eq!(black_box(chunk_all()), chunks));
+
+    let splitter = MarkdownSplitter::new(opts.max_bytes);
+    let split_all = || -> usize { docs.iter().map(|(_, t)| splitter.chunks(t).count()).sum() };
+    let baseline_chunks = split_all();
+    let t_split = time(|| assert_eq!(black_box(split_all()), baseline_chunks));
+
+    let contents: Vec<String> = docs
+        .iter()
+        .flat_map(|(name, text)| chunk_document(name, text, &opts).unwrap())
+        .map(|c| c.content)
+        .collect();
+    let content_bytes: usize = contents.iter().map(String::len).sum();
+    let first = embed(&contents[0]);
+    let t_embed = time(|| {
+        for c in &contents {
+            black_box(embed(c));
+        }
+        assert_eq!(embed(&contents[0]), first);
+    });
+
+    let mbs = |b: usize, d: Duration| b as f64 / 1e6 / d.as_secs_f64();
+    println!(
+        "memloom chunker:      {:8.1} MB/s  ({chunks} chunks, {} bytes of text on average)",
+        mbs(bytes, t_chunk),
+        contents.iter().map(String::len).sum::<usize>() / chunks.max(1)
+    );
+    println!(
+        "text-splitter 0.33:   {:8.1} MB/s  ({baseline_chunks} chunks, MarkdownSplitter capacity {})",
+        mbs(bytes, t_split),
+        opts.max_bytes
+    );
+    println!(
+        "ratio chunker / text-splitter: {:.1}x",
+        t_split.as_secs_f64() / t_chunk.as_secs_f64()
+    );
+    println!(
+        "hash-v1 embedder:     {:8.1} MB/s  ({} chunks, {:.2} MB of stored content)",
+        mbs(content_bytes, t_embed),
+        contents.len(),
+        content_bytes as f64 / 1e6
+    );
+}
+
+/// Median wall time of at least MIN_ROUNDS rounds and MIN_TIME in all.
+fn time(mut f: impl FnMut()) -> Duration {
+    f(); // warm up
+    let mut samples = Vec::new();
+    let start = Instant::now();
+    while samples.len() < MIN_ROUNDS || start.elapsed() < MIN_TIME {
+        let t = Instant::now();
+        f();
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    samples[samples.len() / 2]
+}

@@ -77,11 +77,17 @@ fn cut(text: &str, block: Block, max: usize) -> Vec<Block> {
             push_trimmed(text, &mut pieces, start, pos);
             start = pos;
         }
-        // The line alone is over the cap: cut it at the last char boundary that fits.
+        // The line alone is over the cap: cut it after the last white space that fits (in
+        // the window's second half), else at the last char boundary that fits.
         while line_end - start > max {
             let mut cut_at = start + max;
             while !text.is_char_boundary(cut_at) {
                 cut_at -= 1;
+            }
+            if let Some(ws) = text[start..cut_at].rfind(char::is_whitespace) {
+                if ws >= max / 2 {
+                    cut_at = start + ws + 1;
+                }
             }
             push_trimmed(text, &mut pieces, start, cut_at);
             start = cut_at;

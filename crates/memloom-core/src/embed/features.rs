@@ -2,7 +2,7 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
-use xxhash_rust::xxh64::Xxh64;
+use xxhash_rust::xxh64::xxh64;
 
 use super::stopwords::is_stopword;
 
@@ -35,6 +35,7 @@ pub(crate) fn extract(text: &str, out: &mut Vec<Feature>) {
     let stemmer = Stemmer::create(Algorithm::English);
     let mut prev_word = String::new();
     let mut lower = String::new();
+    let mut key = Vec::with_capacity(64);
     let mut rest = text;
     while let Some(start) = rest.find(is_span_char) {
         let tail = &rest[start..];
@@ -45,27 +46,24 @@ pub(crate) fn extract(text: &str, out: &mut Vec<Feature>) {
             continue;
         }
         if is_identifier(span) {
-            lower.clear();
-            lower.extend(span.chars().flat_map(char::to_lowercase));
-            out.push(feature(b"i:", &[lower.as_bytes()], WEIGHT_IDENTIFIER));
+            lowercase_into(span, &mut lower);
+            out.push(feature(&mut key, b"i:", &[lower.as_bytes()], WEIGHT_IDENTIFIER));
         }
-        for piece in span.split(&JOINERS[..]).flat_map(camel_pieces) {
-            lower.clear();
-            lower.extend(piece.chars().flat_map(char::to_lowercase));
-            if is_stopword(&lower) || is_single_letter(&lower) {
-                continue;
+        for part in span.split(&JOINERS[..]) {
+            for piece in camel_pieces(part) {
+                lowercase_into(piece, &mut lower);
+                if is_stopword(&lower) || is_single_letter(&lower) {
+                    continue;
+                }
+                let stem = stemmer.stem(&lower);
+                out.push(feature(&mut key, b"w:", &[stem.as_bytes()], WEIGHT_WORD));
+                if !prev_word.is_empty() {
+                    let parts: [&[u8]; 3] = [prev_word.as_bytes(), b" ", stem.as_bytes()];
+                    out.push(feature(&mut key, b"b:", &parts, WEIGHT_BIGRAM));
+                }
+                prev_word.clear();
+                prev_word.push_str(&stem);
             }
-            let stem = stemmer.stem(&lower);
-            out.push(feature(b"w:", &[stem.as_bytes()], WEIGHT_WORD));
-            if !prev_word.is_empty() {
-                out.push(feature(
-                    b"b:",
-                    &[prev_word.as_bytes(), b" ", stem.as_bytes()],
-                    WEIGHT_BIGRAM,
-                ));
-            }
-            prev_word.clear();
-            prev_word.push_str(&stem);
         }
     }
 }
@@ -73,18 +71,29 @@ pub(crate) fn extract(text: &str, out: &mut Vec<Feature>) {
 /// The feature that stands for a text with no other feature, so every text embeds to a unit
 /// vector.
 pub(crate) fn empty_feature() -> Feature {
-    feature(b"e:", &[], WEIGHT_WORD)
+    feature(&mut Vec::new(), b"e:", &[], WEIGHT_WORD)
 }
 
-fn feature(prefix: &[u8], parts: &[&[u8]], weight: f64) -> Feature {
-    let mut h = Xxh64::new(0);
-    h.update(prefix);
+/// Hashes `prefix + parts` (assembled in the reusable `key` buffer) with XXH64, seed 0.
+fn feature(key: &mut Vec<u8>, prefix: &[u8], parts: &[&[u8]], weight: f64) -> Feature {
+    key.clear();
+    key.extend_from_slice(prefix);
     for part in parts {
-        h.update(part);
+        key.extend_from_slice(part);
     }
     Feature {
-        hash: h.digest(),
+        hash: xxh64(key, 0),
         weight,
+    }
+}
+
+fn lowercase_into(s: &str, out: &mut String) {
+    out.clear();
+    if s.is_ascii() {
+        out.push_str(s);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(s.chars().flat_map(char::to_lowercase));
     }
 }
 
@@ -118,28 +127,35 @@ fn is_identifier(span: &str) -> bool {
 
 /// Splits one alphanumeric run at camel-case boundaries: `readFileSync` -> read, File, Sync;
 /// `HTTPServer` -> HTTP, Server; `utf8` stays whole.
-fn camel_pieces(run: &str) -> impl Iterator<Item = &str> {
-    let chars: Vec<(usize, char)> = run.char_indices().collect();
-    let mut cuts = Vec::new();
-    for i in 1..chars.len() {
-        let (at, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next_lower = chars.get(i + 1).is_some_and(|&(_, n)| n.is_lowercase());
-        let lower_to_upper = (prev.is_lowercase() || prev.is_numeric()) && c.is_uppercase();
-        let acronym_end = prev.is_uppercase() && c.is_uppercase() && next_lower;
-        if lower_to_upper || acronym_end {
-            cuts.push(at);
+fn camel_pieces(run: &str) -> CamelPieces<'_> {
+    CamelPieces { rest: run }
+}
+
+struct CamelPieces<'a> {
+    rest: &'a str,
+}
+
+impl<'a> Iterator for CamelPieces<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let mut chars = self.rest.char_indices().peekable();
+        let (_, mut prev) = chars.next()?;
+        let mut cut = self.rest.len();
+        while let Some((at, c)) = chars.next() {
+            let next_lower = chars.peek().is_some_and(|&(_, n)| n.is_lowercase());
+            let lower_to_upper = (prev.is_lowercase() || prev.is_numeric()) && c.is_uppercase();
+            let acronym_end = prev.is_uppercase() && c.is_uppercase() && next_lower;
+            if lower_to_upper || acronym_end {
+                cut = at;
+                break;
+            }
+            prev = c;
         }
+        let (piece, rest) = self.rest.split_at(cut);
+        self.rest = rest;
+        Some(piece)
     }
-    cuts.push(run.len());
-    let mut start = 0;
-    cuts.into_iter()
-        .map(move |end| {
-            let piece = &run[start..end];
-            start = end;
-            piece
-        })
-        .filter(|p| !p.is_empty())
 }
 
 #[cfg(test)]

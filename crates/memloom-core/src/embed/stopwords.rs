@@ -131,8 +131,11 @@ pub(crate) const STOPWORDS: &[&str] = &[
     "yourselves",
 ];
 
+/// Length of the longest stop word, to skip the search for longer words.
+const LONGEST: usize = 10;
+
 pub(crate) fn is_stopword(word: &str) -> bool {
-    STOPWORDS.binary_search(&word).is_ok()
+    word.len() <= LONGEST && STOPWORDS.binary_search(&word).is_ok()
 }
 
 #[cfg(test)]
@@ -144,5 +147,6 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted, super::STOPWORDS);
         assert!(super::STOPWORDS.iter().all(|w| *w == w.to_lowercase()));
+        assert_eq!(super::STOPWORDS.iter().map(|w| w.len()).max(), Some(super::LONGEST));
     }
 }
