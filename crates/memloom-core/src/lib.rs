@@ -9,10 +9,12 @@
 
 pub mod chunk;
 pub mod embed;
+pub mod entity;
 mod error;
 pub mod fuse;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{embed, EmbedderInfo, HASH_V1};
+pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
 pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};

@@ -22,7 +22,12 @@ const TRAILING: &[char] = &[
 
 /// Trims surrounding punctuation and a possessive `'s` from a whitespace-free word.
 pub(crate) fn trim_word(word: &str) -> &str {
-    let mut w = word.trim_start_matches(LEADING).trim_end_matches(TRAILING);
+    let start = word.trim_start_matches(LEADING);
+    let mut w = start.trim_end_matches(TRAILING);
+    // keep the `()` of a call: `fs.readFile()`
+    if w.ends_with('(') && start[w.len()..].starts_with(')') {
+        w = &start[..w.len() + 1];
+    }
     loop {
         let before = w.len();
         for suffix in ["'s", "\u{2019}s"] {

@@ -177,7 +177,10 @@ fn ticket(tok: &str) -> Option<String> {
     // CVE-2024-1234
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     let ok = digits(rest)
-        || (prefix == "CVE" && rest.split_once('-').is_some_and(|(a, b)| digits(a) && digits(b)));
+        || (prefix == "CVE"
+            && rest
+                .split_once('-')
+                .is_some_and(|(a, b)| digits(a) && digits(b)));
     ok.then(|| tok.to_string())
 }
 
@@ -216,14 +219,20 @@ fn version(tok: &str) -> Option<String> {
     {
         return None;
     }
-    Some(format!("v{}{}", core.to_ascii_lowercase(), suffix.to_ascii_lowercase()))
+    Some(format!(
+        "v{}{}",
+        core.to_ascii_lowercase(),
+        suffix.to_ascii_lowercase()
+    ))
 }
 
 fn is_ipv4(tok: &str) -> bool {
     let parts: Vec<&str> = tok.split('.').collect();
     parts.len() == 4
         && parts.iter().all(|p| {
-            !p.is_empty() && p.len() <= 3 && p.bytes().all(|b| b.is_ascii_digit())
+            !p.is_empty()
+                && p.len() <= 3
+                && p.bytes().all(|b| b.is_ascii_digit())
                 && p.parse::<u16>().is_ok_and(|n| n <= 255)
         })
 }
@@ -231,8 +240,11 @@ fn is_ipv4(tok: &str) -> bool {
 /// `host:1234` -> `host`.
 fn strip_port(tok: &str) -> Option<&str> {
     let (host, port) = tok.rsplit_once(':')?;
-    (!host.is_empty() && !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit()))
-        .then_some(host)
+    (!host.is_empty()
+        && !port.is_empty()
+        && port.len() <= 5
+        && port.bytes().all(|b| b.is_ascii_digit()))
+    .then_some(host)
 }
 
 fn is_hostname(s: &str) -> bool {
@@ -387,7 +399,8 @@ fn identifier(tok: &str, ctx: Context) -> Option<String> {
         .any(|w| (w[0].is_lowercase() || w[0].is_numeric()) && w[1].is_uppercase());
     let upper_word = chars.len() >= 7
         && chars.iter().all(|c| c.is_uppercase() || c.is_numeric())
-        && chars[0].is_alphabetic(); // SIGTERM, SQLSTATE
+        && chars[0].is_alphabetic()
+        && tok != "SQLSTATE"; // SIGTERM, OOMKILLED
     (camel || upper_word).then(|| tok.to_string())
 }
 
@@ -397,7 +410,9 @@ fn hyphenated(tok: &str, ctx: Context) -> Option<String> {
     if parts
         .iter()
         .any(|p| p.is_empty() || !p.chars().all(char::is_alphanumeric))
-        || !parts.iter().any(|p| p.chars().filter(|c| c.is_alphabetic()).count() >= 2)
+        || !parts
+            .iter()
+            .any(|p| p.chars().filter(|c| c.is_alphabetic()).count() >= 2)
     {
         return None;
     }
@@ -438,7 +453,11 @@ mod tests {
         use EntityKind::*;
         for (tok, k, name) in [
             ("--max-old-space-size=2048", Flag, "--max-old-space-size"),
-            ("https://staging.orders.acme.dev/x", Host, "staging.orders.acme.dev"),
+            (
+                "https://staging.orders.acme.dev/x",
+                Host,
+                "staging.orders.acme.dev",
+            ),
             ("#4512", Ticket, "#4512"),
             ("fs.readFile(path", Identifier, "fs.readFile"),
             ("ERR_REQUIRE_ESM", ErrorCode, "ERR_REQUIRE_ESM"),
@@ -466,7 +485,11 @@ mod tests {
             ("readFileSync", Identifier, "readFileSync"),
             ("AbortController", Identifier, "AbortController"),
             ("X509Certificate", Identifier, "X509Certificate"),
-            ("server.keepAliveTimeout", Identifier, "server.keepAliveTimeout"),
+            (
+                "server.keepAliveTimeout",
+                Identifier,
+                "server.keepAliveTimeout",
+            ),
             ("Content-Type", Identifier, "Content-Type"),
             ("orders-api", Identifier, "orders-api"),
             ("billing-db-1", Identifier, "billing-db-1"),
@@ -481,14 +504,34 @@ mod tests {
                 (Flag, "--max-old-space-size".to_string())
             ]
         );
-        assert_eq!(one("/etc/nginx/nginx.conf")[1], (File, "nginx.conf".to_string()));
+        assert_eq!(
+            one("/etc/nginx/nginx.conf")[1],
+            (File, "nginx.conf".to_string())
+        );
     }
 
     #[test]
     fn plain_words_and_noise() {
         for tok in [
-            "hello", "Hello", "HTTP", "42", "3.14", "18.19", "e.g", "i.e", "and/or", "built-in",
-            "Non-blocking", "UTF-8", "SHA-256", "Node.js", "a", "---", "http://", "#1", "v8",
+            "hello",
+            "Hello",
+            "HTTP",
+            "42",
+            "3.14",
+            "18.19",
+            "e.g",
+            "i.e",
+            "and/or",
+            "built-in",
+            "Non-blocking",
+            "UTF-8",
+            "SHA-256",
+            "Node.js",
+            "a",
+            "---",
+            "http://",
+            "#1",
+            "v8",
         ] {
             assert_eq!(kind(tok), None, "{tok}: {:?}", one(tok));
         }

@@ -202,8 +202,18 @@ mod tests {
         assert_eq!(read.len(), 1, "{m:?}");
         assert_eq!(read[0].count, 2);
         assert_eq!(read[0].display, "fs.readFile()");
-        assert!(has("Use `npm ci --omit=dev` here.", None, "npm ci --omit=dev", EntityKind::Code));
-        assert!(has("Use `npm ci --omit=dev` here.", None, "--omit", EntityKind::Flag));
+        assert!(has(
+            "Use `npm ci --omit=dev` here.",
+            None,
+            "npm ci --omit=dev",
+            EntityKind::Code
+        ));
+        assert!(has(
+            "Use `npm ci --omit=dev` here.",
+            None,
+            "--omit",
+            EntityKind::Flag
+        ));
     }
 
     #[test]
@@ -223,7 +233,12 @@ mod tests {
         let m = extract_entities("Some text.", Some("Node.js > Worker threads > Import maps"));
         assert_eq!(m[0].name, "import map");
         assert_eq!(m[0].kind, EntityKind::Topic);
-        assert!(has("x", Some("Errors > ERR_REQUIRE_ESM"), "ERR_REQUIRE_ESM", EntityKind::ErrorCode));
+        assert!(has(
+            "x",
+            Some("Errors > ERR_REQUIRE_ESM"),
+            "ERR_REQUIRE_ESM",
+            EntityKind::ErrorCode
+        ));
         assert!(has(
             "x",
             Some("Crypto > new X509Certificate(buffer)"),

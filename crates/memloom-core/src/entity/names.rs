@@ -35,7 +35,8 @@ pub(crate) fn is_name_word(word: &str) -> bool {
     rest.chars().all(char::is_uppercase) && word.chars().count() <= MAX_ACRONYM_CHARS
 }
 
-fn is_stop(word: &str) -> bool {
+/// Whether `word` is a stop word for names (case-insensitive).
+pub(crate) fn is_stop_word(word: &str) -> bool {
     let lower = word.to_lowercase();
     contains(NAME_STOP, &lower) || contains(ACRONYM_STOP, &lower)
 }
@@ -62,10 +63,10 @@ impl NameRun {
         }
         let mut start = 0;
         let mut end = self.words.len();
-        while start < end && is_stop(&self.words[start]) {
+        while start < end && is_stop_word(&self.words[start]) {
             start += 1;
         }
-        while end > start && is_stop(&self.words[end - 1]) {
+        while end > start && is_stop_word(&self.words[end - 1]) {
             end -= 1;
         }
         let n = end - start;

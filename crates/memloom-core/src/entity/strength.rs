@@ -192,7 +192,13 @@ mod tests {
     fn merge_keeps_first_display_and_heaviest_kind() {
         let mut acc = Accumulator::default();
         acc.add("x.y".into(), "x.y()", EntityKind::Code, Position::Body, 1.0);
-        acc.add("x.y".into(), "x.y", EntityKind::Identifier, Position::Heading, 1.0);
+        acc.add(
+            "x.y".into(),
+            "x.y",
+            EntityKind::Identifier,
+            Position::Heading,
+            1.0,
+        );
         acc.add("z".into(), "z", EntityKind::Code, Position::Body, 1.0);
         let m = acc.finish();
         assert_eq!(m.len(), 1, "too-short names are dropped");
