@@ -1,0 +1,154 @@
+//! wasm-bindgen facade over `memloom-core`.
+//!
+//! This crate converts types and nothing else: JS values in (via `serde-wasm-bindgen`), core
+//! calls, JS values out (JSON-compatible: plain objects and `null`, never `Map`s or
+//! `undefined`). Core errors become JS `Error`s whose message is the core's message. Every
+//! decision about what is chunked, embedded or ranked lives in `memloom-core`.
+
+use memloom_core as core;
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+/// Serializes to a plain JS value (objects, not `Map`s; `None` as `null`).
+fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsError::new(&e.to_string()))
+}
+
+/// Deserializes `value` as `T`, naming `what` in the error.
+fn from_js<T: for<'de> Deserialize<'de>>(value: JsValue, what: &str) -> Result<T, JsError> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.strip_prefix("Error: ").unwrap_or(&msg);
+        JsError::new(&format!("invalid {what}: {msg}"))
+    })
+}
+
+fn core_err(e: core::Error) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+/// `chunk` options as JS passes them: every field optional.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+struct JsChunkOptions {
+    max_bytes: Option<usize>,
+}
+
+/// Chunks a document (markdown by extension of `source`, plain text otherwise).
+#[wasm_bindgen]
+pub fn chunk(source: &str, text: &str, options: JsValue) -> Result<JsValue, JsError> {
+    let js: JsChunkOptions = if options.is_undefined() || options.is_null() {
+        JsChunkOptions::default()
+    } else {
+        from_js(options, "chunk options")?
+    };
+    let mut opts = core::ChunkOptions::default();
+    if let Some(max_bytes) = js.max_bytes {
+        opts.max_bytes = max_bytes;
+    }
+    let chunks = core::chunk_document(source, text, &opts).map_err(core_err)?;
+    to_js(&chunks)
+}
+
+/// Embeds one text with `hash-v1`.
+#[wasm_bindgen]
+pub fn embed(text: &str) -> Vec<f32> {
+    core::embed(text)
+}
+
+/// Embeds many texts with `hash-v1`: one `Float32Array` per text, in order.
+#[wasm_bindgen(js_name = embedBatch)]
+pub fn embed_batch(texts: Vec<String>) -> Vec<js_sys::Float32Array> {
+    texts
+        .iter()
+        .map(|t| js_sys::Float32Array::from(core::embed(t).as_slice()))
+        .collect()
+}
+
+/// The embedder's identity: `{ id: "hash-v1", name: "hash", version: 1, dims: 256 }`.
+#[wasm_bindgen(js_name = embedderInfo)]
+pub fn embedder_info() -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    struct Info {
+        id: String,
+        name: &'static str,
+        version: u32,
+        dims: usize,
+    }
+    let info = core::HASH_V1;
+    to_js(&Info {
+        id: info.id(),
+        name: info.name,
+        version: info.version,
+        dims: info.dims,
+    })
+}
+
+/// Fusion parameters as JS passes them: every field optional, defaults from the core.
+#[derive(Deserialize, Default)]
+struct JsFuseParams {
+    k: Option<u32>,
+    weights: Option<JsWeights>,
+}
+
+#[derive(Deserialize, Default)]
+struct JsWeights {
+    vector: Option<f64>,
+    keyword: Option<f64>,
+    entity: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct JsArms {
+    #[serde(default)]
+    vector: Vec<i64>,
+    #[serde(default)]
+    keyword: Vec<i64>,
+    #[serde(default)]
+    entity: Vec<i64>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsFused {
+    id: i64,
+    rrf_score: f64,
+    ranks: core::Ranks,
+}
+
+/// Weighted reciprocal-rank fusion of the arms' rankings (ids best first).
+#[wasm_bindgen]
+pub fn fuse(arms: JsValue, params: JsValue) -> Result<JsValue, JsError> {
+    let arms: JsArms = from_js(arms, "fuse arms")?;
+    let js: JsFuseParams = if params.is_undefined() || params.is_null() {
+        JsFuseParams::default()
+    } else {
+        from_js(params, "fuse params")?
+    };
+    let mut p = core::FuseParams::default();
+    if let Some(k) = js.k {
+        p.k = k;
+    }
+    if let Some(w) = js.weights {
+        p.weights.vector = w.vector.unwrap_or(p.weights.vector);
+        p.weights.keyword = w.keyword.unwrap_or(p.weights.keyword);
+        p.weights.entity = w.entity.unwrap_or(p.weights.entity);
+    }
+    let arms = core::ArmRankings {
+        vector: arms.vector,
+        keyword: arms.keyword,
+        entity: arms.entity,
+    };
+    let fused: Vec<JsFused> = core::fuse(&arms, &p)
+        .map_err(core_err)?
+        .into_iter()
+        .map(|f| JsFused {
+            id: f.id,
+            rrf_score: f.rrf_score,
+            ranks: f.ranks,
+        })
+        .collect();
+    to_js(&fused)
+}

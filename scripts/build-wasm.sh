@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Build the WebAssembly core and the npm package `memloom` in npm/. Idempotent and quiet when
+# nothing changed: the wasm-bindgen CLI is installed only when its version differs from the
+# wasm-bindgen library locked in Cargo.lock (they must be equal), cargo builds incrementally,
+# and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
+#
+# Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm) and npm/sql/ (the
+# migrations, copied so the package carries them).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+log() { echo "build-wasm: $*" >&2; }
+die() { echo "build-wasm: error: $*" >&2; exit 2; }
+
+command -v cargo >/dev/null || die "cargo not found: install Rust (rustup) first"
+command -v node >/dev/null || die "node not found: install Node.js 20 or newer"
+
+if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  log "adding the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown >&2
+fi
+
+log "cargo build -p memloom-wasm (wasm32, release)"
+cargo build -q -p memloom-wasm --target wasm32-unknown-unknown --release >&2
+
+# The CLI must be exactly the library's version: read it from Cargo.lock.
+want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
+[ -n "$want" ] || die "wasm-bindgen not found in Cargo.lock"
+export PATH="$HOME/.cargo/bin:$PATH"
+have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [ "$have" != "$want" ]; then
+  log "installing wasm-bindgen-cli $want (have: ${have:-none}; takes about 4 minutes)"
+  # No --locked: one of its locked dependencies is missing from the registry mirror.
+  cargo install wasm-bindgen-cli --version "$want" >&2
+fi
+
+# --target web: plain ES module glue with `initSync({ module })` and an async default `init`,
+# which Node (bytes from disk), browsers (fetch) and workerd (imported WebAssembly.Module) all use.
+out="$ROOT/npm/wasm"
+rm -rf "$out.tmp"
+wasm-bindgen --target web --out-dir "$out.tmp" --no-typescript \
+  --remove-name-section --remove-producers-section \
+  target/wasm32-unknown-unknown/release/memloom_wasm.wasm
+rm -rf "$out" && mv "$out.tmp" "$out"
+
+# The package carries the migrations it applies.
+rm -rf "$ROOT/npm/sql" && mkdir -p "$ROOT/npm/sql"
+cp "$ROOT"/sql/[0-9]*.sql "$ROOT/npm/sql/"
+if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/"; fi
+# ... and as an ES module, so browsers and bundlers get them without file system access.
+node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
+
+cd "$ROOT/npm"
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ] || [ package.json -nt node_modules ]; then
+  log "installing npm dependencies"
+  if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
+  touch node_modules
+fi
+
+raw=$(wc -c < "$out/memloom_wasm_bg.wasm")
+gz=$(gzip -9c "$out/memloom_wasm_bg.wasm" | wc -c)
+log "npm/wasm/memloom_wasm_bg.wasm: $raw bytes, $gz gzipped"
