@@ -4,16 +4,17 @@
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
--- One row: the embedder that built this store. Queries embedded differently are refused.
+-- One row: the embedder that built this store (name 'hash', version 1 = hash-v1, as
+-- memloom_core::EmbedderInfo). Queries embedded differently are refused.
 CREATE TABLE memloom_meta (
     singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     embedder_name    text    NOT NULL,
-    embedder_version text    NOT NULL,
+    embedder_version integer NOT NULL CHECK (embedder_version >= 1),
     embedder_dims    integer NOT NULL CHECK (embedder_dims > 0),
     schema_version   integer NOT NULL
 );
 INSERT INTO memloom_meta (embedder_name, embedder_version, embedder_dims, schema_version)
-VALUES ('hash-v1', '1', 256, 1);
+VALUES ('hash', 1, 256, 1);  -- hash-v1, as memloom_core::embed::HASH_V1
 
 -- Exact identifier lexemes -------------------------------------------------------------------
 -- to_tsvector('english') splits max_connections into max + connect, drops "is" from is_active

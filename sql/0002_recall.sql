@@ -6,7 +6,7 @@
 UPDATE memloom_meta SET schema_version = 2;
 
 -- Embedder checks ----------------------------------------------------------------------------
-CREATE FUNCTION memloom_check_embedder(name text, version text, dims integer) RETURNS void
+CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     m memloom_meta;
@@ -17,13 +17,14 @@ BEGIN
     END IF;
     IF name IS DISTINCT FROM m.embedder_name OR version IS DISTINCT FROM m.embedder_version
        OR dims IS DISTINCT FROM m.embedder_dims THEN
-        RAISE EXCEPTION 'query embedded with % version % (% dimensions), store built with % version % (% dimensions); re-embed the query with %, or re-embed the store',
-            name, version, dims, m.embedder_name, m.embedder_version, m.embedder_dims, m.embedder_name
+        RAISE EXCEPTION 'query embedded with %-v% (% dimensions), store built with %-v% (% dimensions); re-embed the query with %-v%, or re-embed the store',
+            name, version, dims, m.embedder_name, m.embedder_version, m.embedder_dims,
+            m.embedder_name, m.embedder_version
             USING ERRCODE = 'data_exception';
     END IF;
 END
 $$;
-COMMENT ON FUNCTION memloom_check_embedder(text, text, integer) IS
+COMMENT ON FUNCTION memloom_check_embedder(text, integer, integer) IS
 'raises a clear error unless (name, version, dims) is the embedder recorded in memloom_meta';
 
 CREATE FUNCTION memloom_check_vector(v vector) RETURNS void
@@ -33,12 +34,13 @@ DECLARE
 BEGIN
     SELECT * INTO m FROM memloom_meta;
     IF v IS NULL THEN
-        RAISE EXCEPTION 'embedding is null; embed the text with % first', m.embedder_name
+        RAISE EXCEPTION 'embedding is null; embed the text with %-v% first', m.embedder_name, m.embedder_version
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF vector_dims(v) <> m.embedder_dims THEN
-        RAISE EXCEPTION 'query embedded with % dimensions, store built with % (% dimensions); re-embed the query with %, or re-embed the store',
-            vector_dims(v), m.embedder_name, m.embedder_dims, m.embedder_name
+        RAISE EXCEPTION 'query embedded with % dimensions, store built with %-v% (% dimensions); re-embed the query with %-v%, or re-embed the store',
+            vector_dims(v), m.embedder_name, m.embedder_version, m.embedder_dims,
+            m.embedder_name, m.embedder_version
             USING ERRCODE = 'data_exception';
     END IF;
 END

@@ -1,0 +1,16 @@
+//! memloom's PostgreSQL layer: the numbered migrations of `sql/` embedded at compile time, a
+//! runner that applies them under the contract in `sql/README.md`, and typed calls of
+//! `memloom_fuse` (recall, one statement) and `memloom_remember` (versioned memories).
+//!
+//! The crate needs only a connected [`tokio_postgres::Client`]: it has no runtime of its own,
+//! so the edge worker can use it on wasm32 over `Config::connect_raw`. Vectors travel as
+//! `real[]` (binary `f32`, cast to `vector` in SQL), so every call is one round trip with
+//! explicitly typed parameters and needs no lookup of pgvector's type oid.
+
+mod error;
+mod migrate;
+mod recall;
+
+pub use error::{Error, ErrorKind};
+pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
+pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};

@@ -1,0 +1,168 @@
+use memloom_sql::{remember, FuseParams};
+
+use crate::util::{embed, TestDb};
+
+#[tokio::test]
+async fn a_superseded_memory_never_appears_in_any_arm() {
+    let Some(db) = TestDb::new("stale").await else {
+        return;
+    };
+    let old_text = "The staging database password rotates every Friday at noon.";
+    let new_text = "Staging credentials now come from the vault; nothing rotates by hand.";
+    let v1 = remember(
+        &db.client,
+        "ns",
+        Some("staging-password"),
+        old_text,
+        &embed(old_text),
+        None,
+    )
+    .await
+    .unwrap();
+    let v2 = remember(
+        &db.client,
+        "ns",
+        Some("staging-password"),
+        new_text,
+        &embed(new_text),
+        None,
+    )
+    .await
+    .unwrap();
+    assert_eq!((v1.version, v2.version), (1, 2));
+    db.chunk(
+        "ns",
+        "other.md",
+        "Unrelated notes about the office coffee machine.",
+    )
+    .await;
+    // An entity that only the stale memory mentions, named like the query.
+    db.entity("ns", old_text, &[(v1.id, 1.0)]).await;
+    db.refresh_stats("ns").await;
+    // The query is the old memory's exact text: every arm would pick it if it were active.
+    let rows = db.recall("ns", old_text, 50).await;
+    assert!(
+        rows.iter().all(|r| r.id != v1.id),
+        "superseded row returned: {rows:?}"
+    );
+    assert!(rows.iter().any(|r| r.id == v2.id));
+    assert!(
+        rows.iter().all(|r| r.entity_rank.is_none()),
+        "the entity only mentions the stale row"
+    );
+    let kw = db.keyword_arm("ns", "Friday noon rotates").await;
+    assert!(!kw.contains(&v1.id));
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn another_namespace_never_appears() {
+    let Some(db) = TestDb::new("namespaces").await else {
+        return;
+    };
+    let text = "Deploys go out on Tuesdays through the release train.";
+    let mine = db.chunk("mine", "deploy.md", text).await;
+    let mut theirs = vec![db.chunk("theirs", "deploy.md", text).await];
+    theirs.push(
+        db.chunk("theirs", "x.md", "release train Tuesdays deploys")
+            .await,
+    );
+    db.entity(
+        "theirs",
+        "release train",
+        &[(theirs[0], 1.0), (theirs[1], 1.0)],
+    )
+    .await;
+    db.entity("mine", "deploy", &[(mine, 1.0)]).await;
+    db.refresh_stats("mine").await;
+    db.refresh_stats("theirs").await;
+    for query in [text, "release train", "Tuesdays"] {
+        let rows = db.recall("mine", query, 50).await;
+        assert!(
+            rows.iter().all(|r| !theirs.contains(&r.id)),
+            "{query:?}: {rows:?}"
+        );
+        assert_eq!(rows.iter().map(|r| r.id).collect::<Vec<_>>(), vec![mine]);
+    }
+    let rows = db.recall("nobody", text, 50).await;
+    assert!(
+        rows.is_empty(),
+        "an empty namespace recalls nothing: {rows:?}"
+    );
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn a_vague_query_gives_no_entity_votes() {
+    let Some(db) = TestDb::new("entity_gate").await else {
+        return;
+    };
+    let a = db
+        .chunk(
+            "ns",
+            "pool.md",
+            "PgBouncer pools connections in transaction mode.",
+        )
+        .await;
+    let b = db
+        .chunk("ns", "vacuum.md", "Autovacuum removes dead tuples.")
+        .await;
+    db.entity("ns", "PgBouncer", &[(a, 0.9)]).await;
+    db.entity("ns", "autovacuum", &[(b, 0.8)]).await;
+    db.refresh_stats("ns").await;
+    let rows = db.recall("ns", "how does it work in general", 10).await;
+    assert!(rows.iter().all(|r| r.entity_rank.is_none()), "{rows:?}");
+    let rows = db.recall("ns", "PgBouncer", 10).await;
+    let hit = rows.iter().find(|r| r.id == a).unwrap();
+    assert_eq!(hit.entity_rank, Some(1));
+    assert!(rows.iter().all(|r| r.id == a || r.entity_rank.is_none()));
+    // Raising the gate above any similarity silences the arm.
+    let mut p = FuseParams::new("PgBouncer", embed("PgBouncer"), "ns", 10);
+    p.entity_gate = Some(1.01);
+    let rows = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert!(rows.iter().all(|r| r.entity_rank.is_none()));
+    db.drop_db().await;
+}
+
+#[tokio::test]
+async fn kinds_and_overrides_are_honoured() {
+    let Some(db) = TestDb::new("kinds").await else {
+        return;
+    };
+    let chunk = db
+        .chunk("ns", "a.md", "Rotate the signing keys yearly.")
+        .await;
+    let text = "Signing keys rotate yearly, in January.";
+    let memory = remember(
+        &db.client,
+        "ns",
+        None,
+        text,
+        &embed(text),
+        Some(r#"{"by":"ops"}"#),
+    )
+    .await
+    .unwrap();
+    db.refresh_stats("ns").await;
+    let mut p = FuseParams::new("signing keys", embed("signing keys"), "ns", 10);
+    p.kinds = Some(vec!["memory".into()]);
+    let rows = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert_eq!(
+        rows.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![memory.id]
+    );
+    assert_eq!(rows[0].kind, "memory");
+    p.kinds = None;
+    p.w_vector = Some(0.0);
+    p.w_keyword = Some(0.0);
+    p.k = Some(1.0);
+    let rows = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(rows.iter().all(|r| r.rrf_score == 0.0), "{rows:?}");
+    assert_eq!(
+        rows[0].id,
+        chunk.min(memory.id),
+        "ties break on the smaller id"
+    );
+    db.drop_db().await;
+}

@@ -1,0 +1,15 @@
+//! memloom-sql against a real PostgreSQL + pgvector (no mocks).
+//!
+//! Set `MEMLOOM_TEST_DATABASE_URL` to a server where the user may create databases (each test
+//! makes its own); `bash scripts/test-sql.sh` starts a throwaway one. Without the variable the
+//! tests print a skip line and pass, unless `MEMLOOM_REQUIRE_PG=1`.
+
+mod util;
+
+mod embedder;
+mod fusion;
+mod keyword;
+mod migrations;
+mod plans;
+mod recall;
+mod remember;

@@ -1,0 +1,182 @@
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+
+use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
+
+pub use memloom_core::embed;
+
+/// A fresh database for one test, dropped at the end when the test passes.
+pub struct TestDb {
+    pub client: Client,
+    config: Config,
+    admin: Client,
+    name: String,
+}
+
+fn server_config() -> Option<Config> {
+    match std::env::var("MEMLOOM_TEST_DATABASE_URL") {
+        Ok(url) if !url.is_empty() => Some(
+            url.parse()
+                .expect("MEMLOOM_TEST_DATABASE_URL is not a valid PostgreSQL URL"),
+        ),
+        _ => {
+            if std::env::var("MEMLOOM_REQUIRE_PG").as_deref() == Ok("1") {
+                panic!("MEMLOOM_REQUIRE_PG=1 but MEMLOOM_TEST_DATABASE_URL is not set");
+            }
+            eprintln!(
+                "skipping: MEMLOOM_TEST_DATABASE_URL is not set (run `bash scripts/test-sql.sh` to test against a throwaway PostgreSQL)"
+            );
+            None
+        }
+    }
+}
+
+async fn connect(config: &Config) -> Client {
+    let (client, conn) = config
+        .connect(NoTls)
+        .await
+        .unwrap_or_else(|e| panic!("cannot connect to the test server: {e}"));
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    client
+}
+
+impl TestDb {
+    /// An empty database (no migrations), or None when tests are skipped.
+    pub async fn empty(tag: &str) -> Option<TestDb> {
+        static SEQ: AtomicU32 = AtomicU32::new(0);
+        let server = server_config()?;
+        let admin = connect(&server).await;
+        let name = format!(
+            "memloom_t_{tag}_{}_{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        );
+        for sql in [
+            format!("DROP DATABASE IF EXISTS {name}"),
+            format!("CREATE DATABASE {name}"),
+        ] {
+            admin
+                .batch_execute(&sql)
+                .await
+                .unwrap_or_else(|e| panic!("cannot create test database {name}: {e:?}"));
+        }
+        let mut config = server.clone();
+        config.dbname(&name);
+        let client = connect(&config).await;
+        Some(TestDb {
+            client,
+            config,
+            admin,
+            name,
+        })
+    }
+
+    /// A migrated database.
+    pub async fn new(tag: &str) -> Option<TestDb> {
+        let db = TestDb::empty(tag).await?;
+        memloom_sql::migrate(&db.client)
+            .await
+            .expect("migrations apply");
+        Some(db)
+    }
+
+    /// Another connection to this test's database.
+    pub async fn connect(&self) -> Client {
+        connect(&self.config).await
+    }
+
+    /// A connection whose NOTICE messages arrive on the returned channel.
+    pub async fn connect_with_notices(&self) -> (Client, mpsc::Receiver<String>) {
+        let (client, mut conn) = self.config.connect(NoTls).await.expect("connect");
+        let (tx, rx) = mpsc::channel();
+        tokio::spawn(async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| conn.poll_message(cx));
+            while let Some(Ok(message)) = futures_util::StreamExt::next(&mut messages).await {
+                if let AsyncMessage::Notice(notice) = message {
+                    let _ = tx.send(notice.message().to_string());
+                }
+            }
+        });
+        (client, rx)
+    }
+
+    pub async fn drop_db(self) {
+        let TestDb {
+            client,
+            admin,
+            name,
+            ..
+        } = self;
+        drop(client);
+        let _ = admin
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            .await;
+    }
+
+    /// Inserts a chunk; returns its id.
+    pub async fn chunk(&self, ns: &str, source: &str, content: &str) -> i64 {
+        self.client
+            .query_one(
+                "INSERT INTO memloom_items (namespace, kind, source, content, embedding) \
+                 VALUES ($1, 'chunk', $2, $3, $4::real[]::vector) RETURNING id",
+                &[&ns, &source, &content, &embed(content)],
+            )
+            .await
+            .expect("insert chunk")
+            .get(0)
+    }
+
+    /// Inserts an entity (embedded by its name) and its mentions; returns its id.
+    pub async fn entity(&self, ns: &str, name: &str, mentions: &[(i64, f32)]) -> i64 {
+        let id: i64 = self
+            .client
+            .query_one(
+                "INSERT INTO memloom_entities (namespace, name, kind, embedding) \
+                 VALUES ($1, $2, 'concept', $3::real[]::vector) RETURNING id",
+                &[&ns, &name, &embed(name)],
+            )
+            .await
+            .expect("insert entity")
+            .get(0);
+        for (item, strength) in mentions {
+            self.client
+                .execute(
+                    "INSERT INTO memloom_mentions (entity_id, item_id, strength) VALUES ($1, $2, $3)",
+                    &[&id, item, strength],
+                )
+                .await
+                .expect("insert mention");
+        }
+        id
+    }
+
+    pub async fn refresh_stats(&self, ns: &str) {
+        self.client
+            .execute("SELECT memloom_refresh_stats($1)", &[&ns])
+            .await
+            .expect("refresh stats");
+    }
+
+    /// The keyword arm's ranking alone.
+    pub async fn keyword_arm(&self, ns: &str, query: &str) -> Vec<i64> {
+        self.client
+            .query(
+                "SELECT id FROM memloom_keyword_arm($1, $2, 50, NULL, 1000)",
+                &[&query, &ns],
+            )
+            .await
+            .expect("keyword arm")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    }
+
+    pub async fn recall(&self, ns: &str, query: &str, limit: i32) -> Vec<memloom_sql::FusedRow> {
+        let params = memloom_sql::FuseParams::new(query, embed(query), ns, limit);
+        memloom_sql::fuse(&self.client, &params)
+            .await
+            .expect("memloom_fuse")
+    }
+}
