@@ -35,14 +35,13 @@ pub(crate) fn trim_word(word: &str) -> &str {
                 w = rest.trim_end_matches(TRAILING);
             }
         }
-        // Markdown emphasis with underscores: `_word_` (but `__dirname`, `__proto__` stay).
-        if w.len() > 2
-            && w.starts_with('_')
-            && w.ends_with('_')
-            && !w.starts_with("__")
-            && !w.ends_with("__")
-        {
-            w = &w[1..w.len() - 1];
+        // Markdown emphasis with underscores: `_at least_` (but `__dirname`, `__proto__`,
+        // `_` inside names stay).
+        if w.len() > 1 && w.starts_with('_') && !w.starts_with("__") {
+            w = &w[1..];
+        }
+        if w.len() > 1 && w.ends_with('_') && !w.ends_with("__") {
+            w = &w[..w.len() - 1];
         }
         if w.len() == before {
             return w;
@@ -68,6 +67,7 @@ pub(crate) fn singular(word: &str) -> &str {
         || NO_SINGULAR.contains(&word)
         || ["ss", "us", "is", "os"].iter().any(|s| word.ends_with(s))
         || !word.is_ascii()
+        || word.contains('.')
     {
         return word;
     }
@@ -130,6 +130,9 @@ mod tests {
         assert_eq!(trim_word("worker's."), "worker");
         assert_eq!(trim_word("__dirname"), "__dirname");
         assert_eq!(trim_word("_emphasis_"), "emphasis");
+        assert_eq!(trim_word("_at"), "at");
+        assert_eq!(trim_word("least_,"), "least");
+        assert_eq!(trim_word("__proto__"), "__proto__");
         assert_eq!(trim_word("\"quoted\""), "quoted");
         assert_eq!(trim_word("..."), "");
     }
@@ -155,5 +158,6 @@ mod tests {
         assert_eq!(canon(&["Redis"]), "redis");
         assert_eq!(canon(&["status"]), "status");
         assert_eq!(canon(&["Import", "maps"]), "import map");
+        assert_eq!(canon(&["Node.js"]), "node.js");
     }
 }

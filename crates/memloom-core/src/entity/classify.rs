@@ -19,7 +19,9 @@
 //!     -> identifier, spelling kept.
 
 use super::canon::{cut_call_tail, trim_word};
-use super::stoplist::{contains, ERRNO, FILE_EXTS, NOT_TICKET, SERVICE_PARTS, TLDS};
+use super::stoplist::{
+    contains, AMBIGUOUS_EXTS, ERRNO, FILE_EXTS, NOT_TICKET, SERVICE_PARTS, TLDS,
+};
 use super::strength::FACTOR_PATH_BASENAME;
 use super::EntityKind;
 
@@ -272,16 +274,34 @@ fn host(tok: &str) -> Option<String> {
     (is_hostname(tok) && contains(TLDS, last)).then(|| tok.to_string())
 }
 
+/// `name.ext` with a known extension; for extensions that are also property names
+/// (`console.log`, `process.env`) the stem must hold a `-`, `_`, `.` or digit.
 fn has_known_ext(name: &str) -> bool {
-    match name.rsplit_once('.') {
-        Some((stem, ext)) => {
-            !ext.is_empty()
-                && ext.len() <= 10
-                && contains(FILE_EXTS, &ext.to_ascii_lowercase())
-                && (!stem.is_empty() || name.len() > 2)
-        }
-        None => false,
+    let Some((stem, ext)) = name.rsplit_once('.') else {
+        return false;
+    };
+    if stem.is_empty() || ext.is_empty() || ext.len() > 10 {
+        return false;
     }
+    let ext = ext.to_ascii_lowercase();
+    contains(FILE_EXTS, &ext)
+        || (contains(AMBIGUOUS_EXTS, &ext)
+            && stem.contains(|c: char| c.is_ascii_digit() || matches!(c, '-' | '_' | '.')))
+}
+
+/// `.env`, `.env.local`, `.npmrc`, `.gitignore`, `.eslintrc.json`; not `.stack`.
+fn is_dotfile(tok: &str) -> bool {
+    let Some(rest) = tok.strip_prefix('.') else {
+        return false;
+    };
+    let first = rest.split('.').next().unwrap_or("");
+    rest.starts_with(|c: char| c.is_ascii_alphabetic())
+        && (first == "env"
+            || first.ends_with("rc")
+            || first.ends_with("ignore")
+            || first.ends_with("config")
+            || first.ends_with("attributes")
+            || contains(FILE_EXTS, first))
 }
 
 fn is_path_char(c: char) -> bool {
@@ -325,11 +345,7 @@ fn file(tok: &str, out: &mut Vec<Typed>) -> Option<()> {
             return None;
         }
     }
-    let dotfile = tok.starts_with('.')
-        && tok.len() > 2
-        && tok[1..].starts_with(|c: char| c.is_ascii_alphabetic())
-        && !tok[1..].contains('.');
-    if dotfile || has_known_ext(&lower) {
+    if is_dotfile(&lower) || has_known_ext(&lower) {
         out.push(typed(EntityKind::File, lower));
         return Some(());
     }
@@ -494,6 +510,12 @@ mod tests {
             ("orders-api", Identifier, "orders-api"),
             ("billing-db-1", Identifier, "billing-db-1"),
             ("SIGTERM", Identifier, "SIGTERM"),
+            ("console.log", Identifier, "console.log"),
+            ("process.env", Identifier, "process.env"),
+            ("app-error.log", File, "app-error.log"),
+            ("yarn.lock", File, "yarn.lock"),
+            (".npmrc", File, ".npmrc"),
+            (".env.local", File, ".env.local"),
         ] {
             assert_eq!(one(tok).first(), Some(&(k, name.to_string())), "{tok}");
         }
@@ -527,6 +549,7 @@ mod tests {
             "UTF-8",
             "SHA-256",
             "Node.js",
+            ".stack",
             "a",
             "---",
             "http://",

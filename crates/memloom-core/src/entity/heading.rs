@@ -68,6 +68,12 @@ pub(crate) fn extract(breadcrumb: &str, acc: &mut Accumulator) {
             }
             return;
         }
+        if tok.chars().all(char::is_alphanumeric) {
+            let mut canon = String::new();
+            name_canonical(&[tok], &mut canon);
+            acc.add(canon, tok, EntityKind::Topic, Position::Heading, 1.0);
+            return;
+        }
     }
     let words: Vec<&str> = h
         .split_whitespace()
@@ -185,6 +191,10 @@ mod tests {
             [("threadpool usage".into(), Topic)]
         );
         assert_eq!(heading("Buffers"), [("buffer".into(), Topic)]);
+        assert_eq!(
+            heading("E > new Error(message[, options])"),
+            [("error".into(), Topic)]
+        );
         let got = heading("Process > When to use queueMicrotask() vs. process.nextTick()");
         assert!(
             got.contains(&("queueMicrotask".into(), Identifier)),

@@ -177,7 +177,13 @@ impl Scanner {
 
     /// An inline code span.
     fn code(&mut self, content: &str, pos: Position, acc: &mut Accumulator) {
-        let c = content.trim();
+        let mut c = content.trim();
+        // N-API style parameter direction: `[in] env`
+        if c.starts_with('[') {
+            if let Some(at) = c.find("] ") {
+                c = c[at + 2..].trim_start();
+            }
+        }
         if c.is_empty() || c.len() > 4 * MAX_NAME_CHARS {
             return;
         }
@@ -194,9 +200,14 @@ impl Scanner {
                     acc.add(t.name, c, t.kind, pos, t.factor);
                 }
             } else if is_code_word(tok) {
-                let plain = tok.chars().all(|c| c.is_lowercase());
-                let factor = if plain { FACTOR_PLAIN_CODE_WORD } else { 1.0 };
-                acc.add(tok.to_string(), c, EntityKind::Code, pos, factor);
+                // a plain word (`Buffer`, `utf8`) merges with the same word as a name or topic
+                if tok.chars().all(char::is_alphanumeric) {
+                    let plain = tok.chars().all(|c| !c.is_uppercase());
+                    let factor = if plain { FACTOR_PLAIN_CODE_WORD } else { 1.0 };
+                    acc.add(tok.to_lowercase(), c, EntityKind::Code, pos, factor);
+                } else {
+                    acc.add(tok.to_string(), c, EntityKind::Code, pos, 1.0);
+                }
             }
         } else {
             let collapsed = c.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -262,6 +273,7 @@ fn close_of(s: &str, open: usize) -> Option<usize> {
 fn is_code_word(tok: &str) -> bool {
     tok.chars().any(char::is_alphabetic)
         && !contains(CODE_STOP, tok)
+        && !contains(CODE_STOP, &tok.to_lowercase())
         && tok
             .chars()
             .all(|c| c.is_alphanumeric() || "_$.-:/@#".contains(c))
