@@ -150,7 +150,8 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     -- For a one-lexeme query, ts_rank (weights D = 0.1, normalization 0) is
     -- 0.1 * H(tf) / zeta(2), where H(tf) = sum_{j=1..tf} 1/j^2; since zeta(2) - H(tf) is close
     -- to 1 / (tf + 1/2), tf = 1 / (zeta(2) - H) - 1/2 recovers the count (tests/sql pins it).
-    -- A lexeme without positions (an exact identifier) counts once.
+    -- A lexeme without positions (an exact identifier) counts once; a tsvector keeps at most
+    -- 255 positions per lexeme, so counts saturate there (BM25 saturates long before).
     SELECT CASE WHEN r <= 0 THEN 0::double precision
                 ELSE greatest(1, round(1 / (1.6449340668482264 - r / 0.060792710185402663) - 0.5)) END
     FROM (SELECT ts_rank(tsv, term, 0)::double precision AS r) s

@@ -1,0 +1,43 @@
+-- Identifier lexemes: kept whole and lowercased, with the parts of paths and dotted names.
+SELECT memloom_identifiers('Edit /etc/nginx/nginx.conf and pg_hba.conf; raise max_connections.');
+SELECT memloom_identifiers('require() throws ERR_REQUIRE_ESM; run with --dry-run=true; SQLSTATE 40P01.');
+SELECT memloom_identifiers('fs.readFile(), is_active, node:fs, v18.0.0 and e.g. plain words.');
+SELECT memloom_identifiers('no identifiers at all here.');
+SELECT memloom_identifiers('');
+SELECT memloom_identifiers(NULL);
+
+-- The english stems stay next to them.
+SELECT memloom_tsvector('Raise max_connections in /etc/nginx/nginx.conf');
+
+-- Query terms: identifiers are exact lexemes only; other words are stems; stop words vanish.
+SELECT * FROM memloom_query_terms('max_connections') ORDER BY lexeme;
+SELECT * FROM memloom_query_terms('what throws ERR_HTTP_HEADERS_SENT?') ORDER BY lexeme;
+SELECT * FROM memloom_query_terms('SQLSTATE 40P01') ORDER BY lexeme;
+SELECT * FROM memloom_query_terms('the of and') ORDER BY lexeme;
+
+-- Lexemes go into a tsquery verbatim, even with quotes and backslashes.
+SELECT memloom_tsquery_any(ARRAY['pg_hba.conf', 'it''s', 'a\b']);
+SELECT memloom_tsquery_any(ARRAY['a', 'b'], '&');
+SELECT memloom_tsquery_any('{}');
+
+-- Term frequency recovered from ts_rank: exact up to 255 occurrences (a tsvector keeps no more
+-- positions per lexeme); an exact identifier lexeme (no positions) counts once; absent is 0.
+SELECT count(*) FILTER (WHERE memloom_term_freq(to_tsvector('simple', repeat('apple ', n)), 'apple') = least(n, 255)) AS exact,
+       count(*) AS total
+FROM generate_series(1, 300) n;
+SELECT memloom_term_freq(array_to_tsvector('{max_connections}'), 'max_connections');
+SELECT memloom_term_freq(to_tsvector('simple', 'pear'), 'apple');
+
+-- Fusion: ranks are positions, a repeated id keeps its first rank, absent arms add 0.
+SELECT * FROM memloom_rrf('{10,20,10}', '{20}', '{}', 60, 1.0, 2.0, 0.5);
+SELECT * FROM memloom_rrf('{}', '{}', '{}', 60, 1.0, 2.0, 0.5);
+SELECT * FROM memloom_rrf('{1,2}', NULL, '{2,1}', 60, 1.0, 2.0, 0.5);
+
+-- Errors say expected versus actual.
+SELECT * FROM memloom_fuse('x', '[1,2,3]', 'ns', 5);
+SELECT memloom_check_embedder('hash', 2, 256);
+SELECT * FROM memloom_remember('ns', 'k', 'text', NULL);
+
+-- Every public function declares its volatility and has a comment.
+SELECT p.proname, p.provolatile, obj_description(p.oid, 'pg_proc') IS NOT NULL AS commented
+FROM pg_proc p WHERE p.proname LIKE 'memloom\_%' ORDER BY 1;
