@@ -1,0 +1,399 @@
+#!/usr/bin/env node
+// The memloom CLI. Data goes to stdout, progress and diagnostics to stderr; exit 0 on success,
+// 2 on any error, with a message that says what to do.
+import { createReadStream, existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { openStore, embedderFromEnv, MemloomError, ARMS } from '../src/entry-node.js';
+
+const USAGE = `memloom: hybrid recall over your docs and team memories
+
+usage: memloom <command> [options]
+
+commands:
+  init                              create the store (and apply migrations)
+  ingest <dir|file>...              chunk, embed and store files (incremental)
+  remember <text> [--key K]         save a memory; a new version of K supersedes the old
+  remember --file memories.jsonl    save {key, seq, text} records in seq order
+  recall <query> [--limit N] [--json] [--explain] [--arms vector,keyword,entity] [--kinds memory,chunk]
+  recall --batch queries.jsonl --json   one JSONL line {id, results} per {id, query} line
+  forget --key K | --id N           delete a memory key (every version) or one item
+  history <key>                     every version of a memory key
+  index                             extract entities (for the entity arm)
+  stats                             what the store holds
+
+store options (every command):
+  --store DIR          embedded store directory (default ./.memloom)
+  --database-url URL   a PostgreSQL server with pgvector instead (or DATABASE_URL)
+  --namespace NS       the namespace to read and write (default "default")
+
+embedder: hash-v1 (offline) unless MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS
+(and MEMLOOM_EMBED_KEY) name an OpenAI-compatible /v1/embeddings endpoint.`;
+
+const GLOBAL = {
+  store: { type: 'string' },
+  'database-url': { type: 'string' },
+  namespace: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+};
+
+const COMMANDS = {
+  init: { options: {}, run: cmdInit },
+  ingest: { options: { 'max-bytes': { type: 'string' }, json: { type: 'boolean' } }, run: cmdIngest },
+  remember: { options: { key: { type: 'string' }, file: { type: 'string' } }, run: cmdRemember },
+  recall: {
+    options: {
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+      explain: { type: 'boolean' },
+      arms: { type: 'string' },
+      kinds: { type: 'string' },
+      batch: { type: 'string' },
+    },
+    run: cmdRecall,
+  },
+  forget: { options: { key: { type: 'string' }, id: { type: 'string' } }, run: cmdForget },
+  history: { options: { json: { type: 'boolean' } }, run: cmdHistory },
+  index: { options: {}, run: cmdIndex },
+  stats: { options: { json: { type: 'boolean' } }, run: cmdStats },
+};
+
+class UsageError extends MemloomError {}
+
+const out = (s) => process.stdout.write(s + '\n');
+const err = (s) => process.stderr.write(s + '\n');
+
+async function main(argv) {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    out(USAGE);
+    return name ? 0 : 2;
+  }
+  if (name === '--version' || name === '-V') {
+    out(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+    return 0;
+  }
+  const cmd = COMMANDS[name];
+  if (!cmd) throw new UsageError(`unknown command "${name}"; commands are ${Object.keys(COMMANDS).join(', ')} (memloom --help)`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: rest, options: { ...GLOBAL, ...cmd.options }, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(`${name}: ${e.message.replace(/\. To specify a positional argument.*$/s, '')} (memloom --help)`);
+  }
+  if (parsed.values.help) {
+    out(USAGE);
+    return 0;
+  }
+  return cmd.run(parsed.values, parsed.positionals);
+}
+
+// Store -----------------------------------------------------------------------------------------
+function storeTarget(v) {
+  const url = v['database-url'] ?? process.env.DATABASE_URL;
+  if (url && v.store) throw new UsageError('pass either --store or --database-url, not both');
+  if (url) return { url, label: 'the database' };
+  const dir = resolve(v.store ?? '.memloom');
+  return { dir, label: dir };
+}
+
+async function open(v, { create = false } = {}) {
+  const target = storeTarget(v);
+  if (target.dir && !create && !existsSync(resolve(target.dir, 'PG_VERSION'))) {
+    throw new MemloomError(
+      `no memloom store at ${target.dir}; run \`memloom init${v.store ? ` --store ${v.store}` : ''}\` first, or pass --store DIR / --database-url URL`,
+    );
+  }
+  return openStore({
+    dir: target.dir,
+    url: target.url,
+    namespace: v.namespace,
+    embedder: embedderFromEnv(),
+    adoptEmbedder: create,
+    create,
+  });
+}
+
+async function withStore(v, fn, opts) {
+  const store = await open(v, opts);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+// Commands --------------------------------------------------------------------------------------
+async function cmdInit(v, pos) {
+  if (pos.length) throw new UsageError('init takes no arguments');
+  return withStore(
+    v,
+    async (store) => {
+      const s = await store.stats();
+      const e = s.embedder;
+      err(`memloom: store ready at ${s.location} (${s.backend}, schema ${s.schemaVersion}, embedder ${e.name}-v${e.version}, ${e.dims} dims)`);
+      return 0;
+    },
+    { create: true },
+  );
+}
+
+async function cmdIngest(v, pos) {
+  if (pos.length === 0) throw new UsageError('ingest needs at least one file or directory');
+  const maxBytes = v['max-bytes'] === undefined ? undefined : positiveInt(v['max-bytes'], '--max-bytes');
+  return withStore(v, async (store) => {
+    const bar = progressBar('files');
+    const started = Date.now();
+    const report = await store.ingest(pos, {
+      maxBytes,
+      onProgress: bar.update,
+      onWarning: (w) => {
+        bar.clear();
+        err(`memloom: warning: skipped ${w.path ?? w.source}: ${w.reason}`);
+      },
+    });
+    bar.done();
+    const secs = (Date.now() - started) / 1000;
+    err(
+      `memloom: ingested ${report.files} files in ${secs.toFixed(1)} s: ${report.added} new, ${report.changed} changed, ` +
+        `${report.unchanged} unchanged, ${report.removed} removed, ${report.skipped} skipped; ${report.chunks} chunks written`,
+    );
+    if (v.json) out(JSON.stringify({ ...report, seconds: secs }));
+    return 0;
+  });
+}
+
+async function cmdRemember(v, pos) {
+  if (v.file) {
+    if (pos.length || v.key) throw new UsageError('remember --file takes no text and no --key (they come from the file)');
+    const records = await readJsonl(v.file, (obj, where) => {
+      if (typeof obj.text !== 'string' || obj.text.trim() === '') throw new MemloomError(`${where}: "text" must be a non-empty string`);
+      if (obj.key != null && (typeof obj.key !== 'string' || obj.key === '')) throw new MemloomError(`${where}: "key" must be a non-empty string`);
+      if (obj.seq != null && !Number.isFinite(obj.seq)) throw new MemloomError(`${where}: "seq" must be a number`);
+      return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text };
+    });
+    // Stable sort: equal seq keeps file order, so later lines supersede earlier ones.
+    const ordered = records.map((r, i) => ({ ...r, i })).sort((a, b) => a.seq - b.seq || a.i - b.i);
+    return withStore(v, async (store) => {
+      const res = await store.rememberMany(ordered);
+      const superseding = res.filter((r) => r.version > 1).length;
+      err(`memloom: remembered ${res.length} memories from ${v.file} (${superseding} new versions of existing keys)`);
+      return 0;
+    });
+  }
+  if (pos.length !== 1) throw new UsageError('remember takes one text argument (quote it), or --file memories.jsonl');
+  return withStore(v, async (store) => {
+    const r = await store.remember(pos[0], { key: v.key });
+    out(
+      r.key
+        ? `remembered ${r.key} version ${r.version} (id ${r.id})${r.version > 1 ? `; version ${r.version - 1} is superseded` : ''}`
+        : `remembered id ${r.id}`,
+    );
+    return 0;
+  });
+}
+
+async function cmdRecall(v, pos) {
+  const opts = { explain: !!v.explain };
+  if (v.limit !== undefined) opts.limit = positiveInt(v.limit, '--limit');
+  if (v.arms !== undefined) {
+    opts.arms = splitList(v.arms);
+    const bad = opts.arms.filter((a) => !ARMS.includes(a));
+    if (bad.length || opts.arms.length === 0) throw new UsageError(`--arms takes a comma-separated subset of ${ARMS.join(',')}, not "${v.arms}"`);
+  }
+  if (v.kinds !== undefined) {
+    opts.kinds = splitList(v.kinds);
+    if (opts.kinds.some((k) => k !== 'memory' && k !== 'chunk')) throw new UsageError(`--kinds takes memory, chunk or both, not "${v.kinds}"`);
+  }
+  if (v.batch) {
+    if (pos.length) throw new UsageError('recall --batch takes no query argument');
+    if (!v.json) throw new UsageError('recall --batch writes JSONL: add --json');
+    const queries = await readJsonl(v.batch, (obj, where) => {
+      if (obj.id === undefined || obj.id === null) throw new MemloomError(`${where}: missing "id"`);
+      if (typeof obj.query !== 'string' || obj.query.trim() === '') throw new MemloomError(`${where}: "query" must be a non-empty string`);
+      return { id: obj.id, query: obj.query };
+    });
+    return withStore(v, async (store) => {
+      const times = [];
+      const bar = progressBar('queries');
+      const started = Date.now();
+      for (const [i, q] of queries.entries()) {
+        const r = await store.recall(q.query, opts);
+        times.push(r.tookMs);
+        out(JSON.stringify({ id: q.id, results: r.results }));
+        bar.update({ done: i + 1, total: queries.length, started });
+      }
+      bar.done();
+      times.sort((a, b) => a - b);
+      const pct = (p) => times[Math.min(times.length - 1, Math.floor(p * times.length))] ?? 0;
+      err(`memloom: ${queries.length} queries; recall latency p50 ${pct(0.5).toFixed(1)} ms, p95 ${pct(0.95).toFixed(1)} ms`);
+      return 0;
+    });
+  }
+  if (pos.length !== 1) throw new UsageError('recall takes one query argument (quote it), or --batch queries.jsonl --json');
+  return withStore(v, async (store) => {
+    const r = await store.recall(pos[0], opts);
+    if (v.json) out(JSON.stringify(r));
+    else printRecall(r, opts);
+    return 0;
+  });
+}
+
+async function cmdForget(v, pos) {
+  if (pos.length || (v.key === undefined) === (v.id === undefined)) throw new UsageError('forget takes --key K or --id N');
+  const target = v.key !== undefined ? { key: v.key } : { id: positiveInt(v.id, '--id') };
+  return withStore(v, async (store) => {
+    const { deleted } = await store.forget(target);
+    out(`forgot ${deleted} item${deleted === 1 ? '' : 's'}`);
+    return 0;
+  });
+}
+
+async function cmdHistory(v, pos) {
+  if (pos.length !== 1) throw new UsageError('history takes one memory key');
+  return withStore(v, async (store) => {
+    const versions = await store.history(pos[0]);
+    if (versions.length === 0) throw new MemloomError(`no memory with key "${pos[0]}" in namespace ${store.namespace}`);
+    if (v.json) out(JSON.stringify(versions));
+    else for (const h of versions) out(`v${h.version}  ${h.status.padEnd(10)}  ${h.createdAt}  ${h.content}`);
+    return 0;
+  });
+}
+
+async function cmdIndex(v, pos) {
+  if (pos.length) throw new UsageError('index takes no arguments');
+  return withStore(v, async (store) => {
+    const bar = progressBar('items');
+    const r = await store.index({ onProgress: bar.update });
+    bar.done();
+    err(`memloom: indexed ${r.items} items: ${r.entities} entities, ${r.mentions} mentions`);
+    return 0;
+  });
+}
+
+async function cmdStats(v, pos) {
+  if (pos.length) throw new UsageError('stats takes no arguments');
+  return withStore(v, async (store) => {
+    const s = await store.stats();
+    if (v.json) {
+      out(JSON.stringify(s));
+      return 0;
+    }
+    out(`store       ${s.location} (${s.backend}, schema ${s.schemaVersion})`);
+    out(`namespace   ${s.namespace}`);
+    out(`embedder    ${s.embedder.name}-v${s.embedder.version} (${s.embedder.dims} dims)`);
+    out(`files       ${s.files}`);
+    out(`chunks      ${s.chunks}`);
+    out(`memories    ${s.memories.active} active, ${s.memories.superseded} superseded, ${s.memories.keys} keys`);
+    out(`entities    ${s.entities} (${s.unindexed} items not indexed yet)`);
+    out(`vectors     ${s.vectorIndex}`);
+    return 0;
+  });
+}
+
+// Helpers ---------------------------------------------------------------------------------------
+function printRecall(r, opts) {
+  if (r.results.length === 0) {
+    out(`no results for "${r.query}"`);
+    return;
+  }
+  for (const [i, h] of r.results.entries()) {
+    const where = h.kind === 'memory' ? `memory${h.key ? ` ${h.key}` : ''} (id ${h.id})` : `${h.source} — ${h.breadcrumb}`;
+    const ranks = ARMS.map((a) => `${a} ${h.ranks[a] ?? '–'}`).join(' · ');
+    out(`${i + 1}. ${where}`);
+    out(`   score ${h.rrfScore.toFixed(4)}  similarity ${h.similarity.toFixed(3)}  ranks: ${ranks}`);
+    if (opts.explain && h.explain) {
+      const terms = ARMS.filter((a) => h.explain.terms[a])
+        .map((a) => {
+          const t = h.explain.terms[a];
+          return `${a} ${t.weight}/(${h.explain.k}+${t.rank}) = ${t.term.toFixed(4)}`;
+        })
+        .join(' + ');
+      out(`   rrf = ${terms}`);
+    }
+    const text = h.kind === 'chunk' && h.breadcrumb && h.content.startsWith(h.breadcrumb) ? h.content.slice(h.breadcrumb.length) : h.content;
+    const oneLine = text.replace(/\s+/g, ' ').trim();
+    out(`   ${oneLine.length > 160 ? oneLine.slice(0, 157) + '...' : oneLine}`);
+  }
+  err(`memloom: ${r.results.length} results in ${r.tookMs.toFixed(1)} ms`);
+}
+
+/** Reads a JSONL file; `check(obj, where)` validates each non-blank line. All or nothing. */
+async function readJsonl(path, check) {
+  if (!existsSync(path)) throw new MemloomError(`cannot read ${path}: no such file`);
+  const rl = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
+  const outList = [];
+  let n = 0;
+  try {
+    for await (const line of rl) {
+      n++;
+      if (line.trim() === '') continue;
+      const where = `${path}:${n}`;
+      let obj;
+      try {
+        obj = JSON.parse(line);
+      } catch (e) {
+        throw new MemloomError(`${where}: not valid JSON (${e.message}); fix or remove that line`);
+      }
+      if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new MemloomError(`${where}: expected a JSON object`);
+      outList.push(check(obj, where));
+    }
+  } catch (e) {
+    if (e instanceof MemloomError) throw e;
+    throw new MemloomError(`cannot read ${path}: ${e.message}`);
+  }
+  return outList;
+}
+
+function positiveInt(s, flag) {
+  const n = Number(s);
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag} takes a positive integer, not "${s}"`);
+  return n;
+}
+
+function splitList(s) {
+  return s
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
+}
+
+/** A one-line progress bar on stderr when it is a TTY (counts and rate); silent otherwise. */
+function progressBar(unit) {
+  const tty = process.stderr.isTTY && !process.env.CI;
+  let last = 0;
+  let shown = false;
+  return {
+    update({ done, total, chunks, started }) {
+      if (!tty) return;
+      const now = Date.now();
+      if (done < total && now - last < 100) return;
+      last = now;
+      const width = 28;
+      const filled = total ? Math.round((done / total) * width) : 0;
+      const rate = done / Math.max((now - started) / 1000, 0.001);
+      const extra = chunks === undefined ? '' : `  ${chunks} chunks`;
+      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
+      shown = true;
+    },
+    clear() {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+    done() {
+      if (shown) process.stderr.write('\n');
+      shown = false;
+    },
+  };
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e) => {
+    if (e instanceof MemloomError) err(`memloom: error: ${e.message}`);
+    else err(`memloom: unexpected error: ${e?.stack ?? e}\n(please report it with the command you ran)`);
+    process.exitCode = 2;
+  },
+);

@@ -1,0 +1,132 @@
+// Embedders turn texts into vectors. A store records the embedder it was built with
+// (memloom_meta: name, version, dims) and refuses to mix: see Store#checkEmbedder.
+//
+// - hashEmbedder(): `hash-v1`, the deterministic offline embedder of memloom-core (wasm).
+// - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,
+//   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout.
+import { embedBatch, embedderInfo } from './core.js';
+import { MemloomError } from './errors.js';
+
+/** The built-in offline embedder (`hash-v1`, 256 dimensions). */
+export function hashEmbedder() {
+  const info = embedderInfo();
+  return {
+    id: info.id, // 'hash-v1'
+    name: info.name, // memloom_meta records name 'hash', version 1
+    version: info.version,
+    dims: info.dims,
+    async embed(texts) {
+      return embedBatch(texts);
+    },
+  };
+}
+
+const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 500 };
+
+/**
+ * An OpenAI-compatible embeddings endpoint. `url` is the API base (`https://host/v1`) or the
+ * full `.../embeddings` URL. `dims` is sent as `dimensions` and every vector is checked against it.
+ */
+export function apiEmbedder(options) {
+  const { url, apiKey, model, dims } = options ?? {};
+  const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...options };
+  const fetchImpl = options?.fetch ?? globalThis.fetch;
+  if (!url || !model || !dims) {
+    throw new MemloomError(
+      'the embeddings API needs url, model and dims (MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS)',
+    );
+  }
+  if (!Number.isInteger(dims) || dims <= 0) {
+    throw new MemloomError(`embedding dims must be a positive integer, not ${dims}`);
+  }
+  const endpoint = /\/embeddings\/?$/.test(url) ? url : `${url.replace(/\/+$/, '')}/embeddings`;
+
+  async function post(input) {
+    const body = JSON.stringify({ model, input, dimensions: dims, encoding_format: 'float' });
+    const headers = { 'content-type': 'application/json' };
+    if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+    let lastError;
+    for (let attempt = 0; attempt <= maxRetries; attempt++) {
+      if (attempt > 0) {
+        await sleep(lastError?.retryAfterMs ?? backoffMs * 2 ** (attempt - 1) * (0.75 + Math.random() / 2));
+      }
+      let res;
+      try {
+        res = await fetchImpl(endpoint, { method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) });
+      } catch (e) {
+        const timedOut = e?.name === 'TimeoutError' || e?.name === 'AbortError';
+        lastError = new MemloomError(
+          timedOut
+            ? `embeddings API at ${endpoint} did not answer within ${timeoutMs} ms`
+            : `cannot reach the embeddings API at ${endpoint}: ${e?.cause?.message ?? e?.message ?? e}`,
+        );
+        continue;
+      }
+      if (res.ok) {
+        const json = await res.json().catch(() => null);
+        const data = json?.data;
+        if (!Array.isArray(data) || data.length !== input.length) {
+          throw new MemloomError(
+            `embeddings API at ${endpoint} returned ${Array.isArray(data) ? data.length : 'no'} embeddings for ${input.length} inputs`,
+          );
+        }
+        const out = new Array(input.length);
+        for (const [i, d] of data.entries()) {
+          const v = d?.embedding;
+          if (!Array.isArray(v) || v.length !== dims) {
+            throw new MemloomError(
+              `embeddings API returned ${Array.isArray(v) ? v.length : 'no'} dimensions, expected ${dims}; set MEMLOOM_EMBED_DIMS to the model's size, or use a model that accepts "dimensions"`,
+            );
+          }
+          out[Number.isInteger(d.index) ? d.index : i] = Float32Array.from(v);
+        }
+        return out;
+      }
+      const text = await res.text().catch(() => '');
+      const detail = text.slice(0, 300).replace(/\s+/g, ' ');
+      if (res.status === 429 || res.status >= 500) {
+        lastError = new MemloomError(`embeddings API at ${endpoint} answered ${res.status}: ${detail}`);
+        const ra = Number(res.headers.get('retry-after'));
+        if (Number.isFinite(ra) && ra > 0) lastError.retryAfterMs = Math.min(ra * 1000, 60_000);
+        continue;
+      }
+      if (res.status === 401 || res.status === 403) {
+        throw new MemloomError(
+          `embeddings API at ${endpoint} refused the key (${res.status}); set MEMLOOM_EMBED_KEY to a valid key`,
+        );
+      }
+      throw new MemloomError(`embeddings API at ${endpoint} answered ${res.status}: ${detail}`);
+    }
+    throw new MemloomError(`${lastError.message} (gave up after ${maxRetries + 1} attempts)`);
+  }
+
+  return {
+    id: `api:${model}-v1`,
+    name: `api:${model}`,
+    version: 1,
+    dims,
+    async embed(texts) {
+      const out = [];
+      for (let i = 0; i < texts.length; i += batchSize) {
+        out.push(...(await post(texts.slice(i, i + batchSize))));
+      }
+      return out;
+    },
+  };
+}
+
+/** The embedder configured by environment variables, or hash-v1 when none is. */
+export function embedderFromEnv(env = process.env) {
+  if (!env.MEMLOOM_EMBED_URL) return hashEmbedder();
+  return apiEmbedder({
+    url: env.MEMLOOM_EMBED_URL,
+    apiKey: env.MEMLOOM_EMBED_KEY ?? env.OPENAI_API_KEY,
+    model: env.MEMLOOM_EMBED_MODEL,
+    dims: env.MEMLOOM_EMBED_DIMS ? Number(env.MEMLOOM_EMBED_DIMS) : undefined,
+    timeoutMs: env.MEMLOOM_EMBED_TIMEOUT_MS ? Number(env.MEMLOOM_EMBED_TIMEOUT_MS) : undefined,
+  });
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

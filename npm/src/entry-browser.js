@@ -1,0 +1,21 @@
+// Browser entry: `await init()` fetches and instantiates the wasm (from next to this package's
+// wasm glue, or from the URL / Response / bytes / WebAssembly.Module you pass). Core functions
+// called before it throw a clear error. Stores are embedded PGlite, in memory or in IndexedDB
+// (`openStore({ dir: 'idb://notes' })`).
+import wasmInit from '../wasm/memloom_wasm.js';
+import { setReady, isReady } from './core.js';
+
+let loading;
+
+/** Loads the WebAssembly core; call once (later calls return the same promise). */
+export function init(input) {
+  if (isReady()) return Promise.resolve();
+  loading ??= wasmInit(input === undefined ? undefined : { module_or_path: input }).then(() => {
+    setReady();
+  });
+  return loading;
+}
+
+export { chunk, embed, embedBatch, fuse, embedderInfo } from './core.js';
+export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
+export { hashEmbedder, apiEmbedder } from './embedders.js';

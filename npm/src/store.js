@@ -1,0 +1,521 @@
+// The store API: a memloom pool in Postgres (embedded PGlite or a server by URL), over the
+// migrations in sql/ (bundled into the package as sql/migrations.js). All ranking happens in
+// SQL: recall is ONE memloom_fuse call. This file only moves data in and out.
+import migrations from '../sql/migrations.js';
+import { chunk } from './core.js';
+import { hashEmbedder } from './embedders.js';
+import { MemloomError } from './errors.js';
+
+export { MemloomError };
+
+/** Default namespace of a store opened without one. */
+export const DEFAULT_NAMESPACE = 'default';
+/**
+ * The embedded store searches vectors exactly (a sequential scan: exact top-k, about 25-40 ms
+ * at 20k rows in PGlite) until it holds this many active items, then builds the HNSW index
+ * (45-60 s for 20k rows in single-threaded wasm, and every later insert pays to maintain it).
+ * A server store always keeps the index the migrations create.
+ */
+export const EMBEDDED_HNSW_THRESHOLD = 20_000;
+/** The HNSW index the migrations create (sql/0001_schema.sql). */
+const VECTOR_INDEX = 'memloom_items_embedding';
+const VECTOR_INDEX_DDL = `CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ON memloom_items USING hnsw (embedding vector_cosine_ops)`;
+/** sql/README.md: "memloom" as a bigint; every runner queues on it. */
+const MIGRATION_LOCK = '30792293106544493';
+const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
+    version    integer     PRIMARY KEY,
+    name       text        NOT NULL,
+    checksum   text        NOT NULL,
+    applied_at timestamptz NOT NULL DEFAULT now())`;
+/** The recall arms, in fusion order. */
+export const ARMS = ['vector', 'keyword', 'entity'];
+
+/**
+ * Opens (creating and migrating when needed) a store.
+ * - `{ dir }`: embedded PGlite in a directory (Node) or `idb://name` (browser); no `dir`: memory.
+ * - `{ url }`: a PostgreSQL server with pgvector.
+ * Options: `namespace`, `embedder` (default hash-v1), `create` (default true; false refuses a
+ * directory that holds no store), `drivers` (supplied by the entry module).
+ */
+export async function openStore(options = {}, drivers = defaultDrivers) {
+  const { url, dir, namespace = DEFAULT_NAMESPACE } = options;
+  if (typeof namespace !== 'string' || namespace === '') {
+    throw new MemloomError('namespace must be a non-empty string');
+  }
+  const d = await drivers();
+  let db;
+  if (url) {
+    if (!d.openPg) throw new MemloomError('a Postgres URL needs Node (the `pg` driver); in a browser use an embedded store');
+    try {
+      db = await d.openPg(url);
+    } catch (e) {
+      throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
+    }
+  } else {
+    db = await d.openPglite(dir);
+  }
+  const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
+  try {
+    await store._migrate({ create: options.create !== false });
+    await store._checkEmbedder({ adopt: options.adoptEmbedder === true });
+  } catch (e) {
+    await db.close().catch(() => {});
+    throw e;
+  }
+  return store;
+}
+
+let defaultDrivers = async () => ({ openPglite: (await import('./db-pglite.js')).openPglite });
+
+/** Used by the Node entry to add the `pg` driver and file system access. */
+export function setDefaultDrivers(fn) {
+  defaultDrivers = fn;
+}
+
+export class Store {
+  constructor(db, { namespace, embedder, files, location }) {
+    this.db = db;
+    this.namespace = namespace;
+    this.embedder = embedder;
+    this.files = files;
+    this.location = location;
+  }
+
+  /** 'embedded' (PGlite) or 'server'. */
+  get kind() {
+    return this.db.kind;
+  }
+
+  // Migrations ----------------------------------------------------------------------------------
+  /** Applies the bundled migrations as sql/README.md specifies: one transaction per file. */
+  async _migrate({ create }) {
+    const db = this.db;
+    const { rows } = await db.query(`SELECT to_regclass('memloom_migrations') IS NOT NULL AS ok`);
+    const fresh = !rows[0].ok;
+    if (fresh && !create) {
+      throw new MemloomError(`no memloom store at ${this.location}; run \`memloom init\` (with the same --store / --database-url) first`);
+    }
+    const newest = Math.max(...migrations.map((m) => m.version));
+    for (const m of migrations) {
+      await db.transaction(async (tx) => {
+        await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+        await tx.exec(MIGRATIONS_TABLE_DDL);
+        const { rows: max } = await tx.query('SELECT max(version) AS v FROM memloom_migrations');
+        const have = max[0].v == null ? 0 : Number(max[0].v);
+        if (have > newest) {
+          throw new MemloomError(`the database has schema version ${have}, newer than this memloom's ${newest}; upgrade memloom`);
+        }
+        const { rows: done } = await tx.query('SELECT checksum FROM memloom_migrations WHERE version = $1', [m.version]);
+        if (done.length > 0) {
+          if (done[0].checksum !== m.checksum) {
+            throw new MemloomError(
+              `migration ${m.name} was applied with checksum ${done[0].checksum}, but this memloom ships ${m.checksum}; migrations are forward-only: restore the file and add a new one`,
+            );
+          }
+          return;
+        }
+        await tx.exec(m.sql);
+        await tx.query('INSERT INTO memloom_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
+      });
+    }
+    if (fresh && db.kind === 'embedded') {
+      // Exact vector search until EMBEDDED_HNSW_THRESHOLD items (see maintainVectorIndex).
+      await db.exec(`DROP INDEX IF EXISTS ${VECTOR_INDEX}`);
+    }
+  }
+
+  // Embedder ------------------------------------------------------------------------------------
+  /** The embedder the store was built with: {name, version, dims}. */
+  async storedEmbedder() {
+    const { rows } = await this.db.query('SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta');
+    if (rows.length === 0) return null;
+    return { name: rows[0].embedder_name, version: Number(rows[0].embedder_version), dims: Number(rows[0].embedder_dims) };
+  }
+
+  async _checkEmbedder({ adopt }) {
+    const stored = await this.storedEmbedder();
+    const e = this.embedder;
+    if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) return;
+    const { rows } = await this.db.query('SELECT count(*)::int AS n FROM memloom_items');
+    if (adopt && rows[0].n === 0) {
+      // An empty store takes the embedder of its first user (memloom init with MEMLOOM_EMBED_*).
+      const { rows: col } = await this.db.query(
+        `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = 'memloom_items'::regclass AND attname = 'embedding'`,
+      );
+      const colDims = Number(col[0]?.dims);
+      if (colDims > 0 && colDims !== e.dims) {
+        throw new MemloomError(
+          `the store's schema holds ${colDims}-dimension vectors, the embedder ${e.name} gives ${e.dims}; set MEMLOOM_EMBED_DIMS=${colDims} (OpenAI text-embedding-3 models accept it)`,
+        );
+      }
+      await this.db.query('UPDATE memloom_meta SET embedder_name = $1, embedder_version = $2, embedder_dims = $3', [e.name, e.version, e.dims]);
+      return;
+    }
+    const storedId = `${stored.name}-v${stored.version}`;
+    throw new MemloomError(
+      `this store was built with the ${storedId} embedder (${stored.dims} dimensions) but this run embeds with ${e.id} (${e.dims} dimensions); ` +
+        (stored.name === 'hash'
+          ? 'unset MEMLOOM_EMBED_URL to use hash-v1, '
+          : `set MEMLOOM_EMBED_URL / MEMLOOM_EMBED_MODEL=${stored.name.replace(/^api:/, '')} / MEMLOOM_EMBED_DIMS=${stored.dims} as when it was built, `) +
+        'or ingest into a new store (--store DIR)',
+    );
+  }
+
+  async _embed(texts) {
+    const vectors = await this.embedder.embed(texts);
+    return vectors.map(toVectorLiteral);
+  }
+
+  // Ingest --------------------------------------------------------------------------------------
+  /**
+   * Ingests files and folders (Node) or documents `{source, text}` (any runtime). Idempotent and
+   * incremental: an unchanged file (same content hash) is skipped; a changed file's chunks are
+   * replaced in one transaction; files gone from an ingested folder lose their chunks; binary
+   * and non-UTF-8 files are skipped with a warning.
+   */
+  async ingest(inputs, { maxBytes, onProgress, onWarning } = {}) {
+    const list = Array.isArray(inputs) ? inputs : [inputs];
+    const warn = (w) => onWarning?.(w);
+    const report = { files: 0, added: 0, changed: 0, unchanged: 0, removed: 0, skipped: 0, chunks: 0 };
+    // groups: [{root, docs: [{source, load()}], prune}]
+    const groups = [];
+    const loose = [];
+    for (const input of list) {
+      if (typeof input === 'string') {
+        if (!this.files) throw new MemloomError('ingesting paths needs Node; pass documents {source, text} instead');
+        const g = await this.files.expand(input);
+        if (g.prune) groups.push(g);
+        else loose.push(...g.docs.map((doc) => ({ root: g.root, doc })));
+      } else if (input && typeof input.source === 'string' && typeof input.text === 'string') {
+        loose.push({ root: input.root ?? '', doc: { source: input.source, load: async () => ({ text: input.text }) } });
+      } else {
+        throw new MemloomError('ingest takes paths (strings) or documents {source, text}');
+      }
+    }
+    for (const { root, doc } of loose) groups.push({ root, docs: [doc], prune: false });
+    const total = groups.reduce((n, g) => n + g.docs.length, 0);
+    let done = 0;
+    const started = Date.now();
+    const opts = maxBytes ? { maxBytes } : undefined;
+
+    for (const group of groups) {
+      const known = new Map(
+        (
+          await this.db.query(
+            `SELECT source, min(metadata->>'fileHash') AS hash FROM memloom_items
+             WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 GROUP BY source`,
+            [this.namespace, group.root],
+          )
+        ).rows.map((r) => [r.source, r.hash]),
+      );
+      const seen = new Set();
+      for (const doc of group.docs) {
+        done++;
+        const loaded = await doc.load();
+        if (loaded.skip) {
+          report.skipped++;
+          warn({ source: doc.source, path: loaded.path, reason: loaded.skip });
+          // A file that became unreadable keeps no stale chunks.
+          if (known.has(doc.source)) seen.delete(doc.source);
+          onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+          continue;
+        }
+        report.files++;
+        seen.add(doc.source);
+        const hash = await sha256(loaded.text);
+        const previous = known.get(doc.source);
+        if (previous === hash) {
+          report.unchanged++;
+        } else {
+          const chunks = chunk(doc.source, loaded.text, opts);
+          const vectors = await this._embed(chunks.map((c) => c.content));
+          const metadata = JSON.stringify({ root: group.root, fileHash: hash });
+          await this.db.transaction(async (tx) => {
+            await tx.query(
+              `DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 AND source = $3`,
+              [this.namespace, group.root, doc.source],
+            );
+            if (chunks.length > 0) {
+              await tx.query(
+                `INSERT INTO memloom_items (namespace, kind, source, breadcrumb, content, embedding, metadata)
+                 SELECT $1, 'chunk', $2, b, c, e::vector, $6::jsonb
+                 FROM unnest($3::text[], $4::text[], $5::text[]) AS t(b, c, e)`,
+                [this.namespace, doc.source, chunks.map((c) => c.breadcrumb), chunks.map((c) => c.content), vectors, metadata],
+              );
+            }
+          });
+          report.chunks += chunks.length;
+          if (previous === undefined) report.added++;
+          else report.changed++;
+        }
+        onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+      }
+      if (group.prune) {
+        const gone = [...known.keys()].filter((s) => !seen.has(s));
+        if (gone.length > 0) {
+          await this.db.query(
+            `DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 AND source = ANY ($3::text[])`,
+            [this.namespace, group.root, gone],
+          );
+          report.removed += gone.length;
+        }
+      }
+    }
+    if (report.added + report.changed + report.removed > 0) await this._afterWrite();
+    return report;
+  }
+
+  /** Keyword statistics and, on the embedded store, the vector index policy. */
+  async _afterWrite() {
+    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
+    await this.maintainVectorIndex();
+  }
+
+  /**
+   * Embedded store: builds the HNSW index once it holds EMBEDDED_HNSW_THRESHOLD active items
+   * (exact search below that). Server: makes sure the index exists. Returns whether it exists.
+   */
+  async maintainVectorIndex({ force = false } = {}) {
+    if (await this._hasVectorIndex()) return true;
+    if (this.kind === 'embedded' && !force) {
+      const { rows } = await this.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE status = 'active'`);
+      if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
+    }
+    await this.db.exec(VECTOR_INDEX_DDL);
+    return true;
+  }
+
+  async _hasVectorIndex() {
+    const { rows } = await this.db.query(
+      `SELECT 1 FROM pg_indexes WHERE tablename = 'memloom_items' AND indexname = $1`,
+      [VECTOR_INDEX],
+    );
+    return rows.length > 0;
+  }
+
+  // Memories ------------------------------------------------------------------------------------
+  /** Saves a memory; with a key, the new version supersedes the active one (same transaction). */
+  async remember(text, { key, metadata } = {}) {
+    const [out] = await this.rememberMany([{ text, key, metadata }]);
+    return out;
+  }
+
+  /** Saves memories in the given order, all in one transaction. */
+  async rememberMany(records) {
+    for (const [i, r] of records.entries()) {
+      if (typeof r?.text !== 'string' || r.text.trim() === '') {
+        throw new MemloomError(`memory ${i + 1} has no text`);
+      }
+      if (r.key != null && (typeof r.key !== 'string' || r.key === '')) {
+        throw new MemloomError(`memory ${i + 1}: key must be a non-empty string`);
+      }
+    }
+    const vectors = await this._embed(records.map((r) => r.text));
+    const out = await this.db.transaction(async (tx) => {
+      const res = [];
+      for (const [i, r] of records.entries()) {
+        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb)', [
+          this.namespace,
+          r.key ?? null,
+          r.text,
+          vectors[i],
+          JSON.stringify(r.metadata ?? {}),
+        ]);
+        res.push({ id: Number(rows[0].id), key: r.key ?? null, version: Number(rows[0].version) });
+      }
+      return res;
+    });
+    await this._afterWrite();
+    return out;
+  }
+
+  /** Deletes a memory key (every version) or one item by id. Returns how many rows went. */
+  async forget(target) {
+    const t = typeof target === 'string' ? { key: target } : (target ?? {});
+    let n;
+    if (t.key != null) {
+      n = await this.db.transaction(async (tx) => {
+        await tx.query(
+          `UPDATE memloom_items SET supersedes = NULL, superseded_by = NULL WHERE namespace = $1 AND key = $2`,
+          [this.namespace, t.key],
+        );
+        return (await tx.query('DELETE FROM memloom_items WHERE namespace = $1 AND key = $2', [this.namespace, t.key])).affectedRows;
+      });
+    } else if (t.id != null) {
+      n = await this.db.transaction(async (tx) => {
+        await tx.query(
+          `UPDATE memloom_items SET supersedes = NULL WHERE namespace = $1 AND supersedes = $2`,
+          [this.namespace, t.id],
+        );
+        await tx.query(
+          `UPDATE memloom_items SET superseded_by = NULL WHERE namespace = $1 AND superseded_by = $2`,
+          [this.namespace, t.id],
+        );
+        return (await tx.query('DELETE FROM memloom_items WHERE namespace = $1 AND id = $2', [this.namespace, t.id])).affectedRows;
+      });
+    } else {
+      throw new MemloomError('forget takes a key, {key} or {id}');
+    }
+    n = Number(n ?? 0);
+    if (n > 0) await this._afterWrite();
+    return { deleted: n };
+  }
+
+  /** Every version of a memory key, oldest first. */
+  async history(key) {
+    const { rows } = await this.db.query(
+      `SELECT id, version, status, content, created_at FROM memloom_items
+       WHERE namespace = $1 AND key = $2 ORDER BY version`,
+      [this.namespace, key],
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      key,
+      version: Number(r.version),
+      status: r.status,
+      content: r.content,
+      createdAt: new Date(r.created_at).toISOString(),
+    }));
+  }
+
+  // Recall --------------------------------------------------------------------------------------
+  /**
+   * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
+   * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, arms (subset of
+   * ARMS; the others get weight 0 and their ranks are hidden), explain (adds each arm's term).
+   */
+  async recall(query, options = {}) {
+    const started = performance.now();
+    if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
+    const { limit = 10, kinds, weights = {}, k, candidates, arms, explain = false } = options;
+    if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
+    const enabled = new Set(arms ?? ARMS);
+    for (const a of enabled) {
+      if (!ARMS.includes(a)) throw new MemloomError(`unknown arm "${a}"; arms are ${ARMS.join(', ')}`);
+    }
+    for (const kind of kinds ?? []) {
+      if (kind !== 'memory' && kind !== 'chunk') throw new MemloomError(`unknown kind "${kind}"; kinds are memory, chunk`);
+    }
+    const w = {};
+    for (const a of ARMS) w[a] = enabled.has(a) ? (weights[a] ?? null) : 0;
+    const [vec] = await this._embed([query]);
+    // Named arguments: NULL would override a default, so only given ones are passed.
+    const args = [query, vec, this.namespace, limit];
+    const named = [];
+    const add = (name, value, cast) => {
+      if (value == null) return;
+      args.push(value);
+      named.push(`${name} => $${args.length}::${cast}`);
+    };
+    add('k', k, 'float8');
+    add('w_vector', w.vector, 'float8');
+    add('w_keyword', w.keyword, 'float8');
+    add('w_entity', w.entity, 'float8');
+    add('candidates', candidates, 'int4');
+    add('kinds', kinds, 'text[]');
+    const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
+    let rows;
+    try {
+      ({ rows } = await this.db.query(sql, args));
+    } catch (e) {
+      throw new MemloomError(`recall failed: ${e.message}`);
+    }
+    const results = [];
+    for (const r of rows) {
+      const ranks = {
+        vector: enabled.has('vector') ? nullableInt(r.vector_rank) : null,
+        keyword: enabled.has('keyword') ? nullableInt(r.keyword_rank) : null,
+        entity: enabled.has('entity') ? nullableInt(r.entity_rank) : null,
+      };
+      if (ranks.vector === null && ranks.keyword === null && ranks.entity === null) continue;
+      const hit = {
+        id: Number(r.id),
+        kind: r.kind,
+        source: r.source ?? null,
+        breadcrumb: r.breadcrumb ?? null,
+        key: r.key ?? null,
+        content: r.content,
+        rrfScore: Number(r.rrf_score),
+        similarity: Number(r.similarity),
+        ranks,
+      };
+      if (explain) hit.explain = explainHit(ranks, { k: k ?? 60, weights: w });
+      results.push(hit);
+    }
+    return { query, results, tookMs: Math.round((performance.now() - started) * 100) / 100 };
+  }
+
+  // Index ---------------------------------------------------------------------------------------
+  /** Entity extraction. Not available yet: it lands with the entity extractor in memloom-core. */
+  async index() {
+    throw new MemloomError(
+      'entity indexing is not available yet (it arrives with the entity extractor in memloom-core); recall uses the vector and keyword arms meanwhile, and the entity arm abstains',
+    );
+  }
+
+  // Stats ---------------------------------------------------------------------------------------
+  async stats() {
+    const ns = this.namespace;
+    const q = (sql, p = [ns]) => this.db.query(sql, p).then((r) => r.rows);
+    const items = await q(`SELECT kind, status, count(*)::int AS n FROM memloom_items WHERE namespace = $1 GROUP BY 1, 2`);
+    const [files] = await q(
+      `SELECT count(DISTINCT (metadata->>'root', source))::int AS n FROM memloom_items WHERE namespace = $1 AND kind = 'chunk'`,
+    );
+    const [keys] = await q(`SELECT count(DISTINCT key)::int AS n FROM memloom_items WHERE namespace = $1 AND key IS NOT NULL`);
+    const [entities] = await q(`SELECT count(*)::int AS n FROM memloom_entities WHERE namespace = $1`);
+    const [unindexed] = await q(`SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND indexed_at IS NULL AND status = 'active'`);
+    const [schema] = await q('SELECT max(version)::int AS v FROM memloom_migrations', []);
+    const count = (kind, status) => items.filter((r) => r.kind === kind && (!status || r.status === status)).reduce((n, r) => n + r.n, 0);
+    return {
+      location: this.location,
+      backend: this.kind,
+      namespace: ns,
+      embedder: await this.storedEmbedder(),
+      schemaVersion: schema.v,
+      files: files.n,
+      chunks: count('chunk'),
+      memories: { active: count('memory', 'active'), superseded: count('memory', 'superseded'), keys: keys.n },
+      entities: entities.n,
+      unindexed: unindexed.n,
+      vectorIndex: (await this._hasVectorIndex()) ? 'hnsw' : 'exact (no HNSW index below ' + EMBEDDED_HNSW_THRESHOLD + ' items)',
+    };
+  }
+
+  async close() {
+    await this.db.close();
+  }
+}
+
+function explainHit(ranks, { k, weights }) {
+  const terms = {};
+  for (const a of ARMS) {
+    const w = weights[a] ?? { vector: 1.0, keyword: 2.0, entity: 0.5 }[a];
+    terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w, term: w / (k + ranks[a]) };
+  }
+  return { k, terms };
+}
+
+function nullableInt(v) {
+  return v === null || v === undefined ? null : Number(v);
+}
+
+/** pgvector's text form; JS prints each f32 (held in a double) exactly, so it round-trips. */
+function toVectorLiteral(v) {
+  return `[${Array.prototype.join.call(v, ',')}]`;
+}
+
+async function sha256(text) {
+  const bytes = new TextEncoder().encode(text);
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+function redact(url) {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable database URL)';
+  }
+}
