@@ -410,9 +410,12 @@ fn identifier(tok: &str, ctx: Context) -> Option<String> {
     }
     // camel case: readFileSync, AbortController, X509Certificate, macOS
     let chars: Vec<char> = tok.chars().collect();
-    let camel = chars
-        .windows(2)
-        .any(|w| (w[0].is_lowercase() || w[0].is_numeric()) && w[1].is_uppercase());
+    // (at least four characters and starting with a letter: not `GiB`, `40P01`)
+    let camel = chars.len() >= 4
+        && !chars[0].is_numeric()
+        && chars
+            .windows(2)
+            .any(|w| (w[0].is_lowercase() || w[0].is_numeric()) && w[1].is_uppercase());
     let upper_word = chars.len() >= 7
         && chars.iter().all(|c| c.is_uppercase() || c.is_numeric())
         && chars[0].is_alphabetic()
@@ -550,6 +553,8 @@ mod tests {
             "SHA-256",
             "Node.js",
             ".stack",
+            "GiB",
+            "40P01",
             "a",
             "---",
             "http://",

@@ -187,6 +187,14 @@ impl Scanner {
         if c.is_empty() || c.len() > 4 * MAX_NAME_CHARS {
             return;
         }
+        if let Some(code) = c
+            .split_once(' ')
+            .and_then(|(a, b)| number_after(a, b.trim()))
+            .filter(|v| v.starts_with("SQLSTATE"))
+        {
+            acc.add(code, c, EntityKind::ErrorCode, pos, 1.0);
+            return;
+        }
         let single = single_token(c);
         self.typed.clear();
         let ctx = Context {
@@ -222,7 +230,8 @@ impl Scanner {
             };
             for piece in inner.split(|ch: char| ch.is_whitespace() || "()[]{},;'\"`".contains(ch)) {
                 let tok = trim_word(piece);
-                if tok.is_empty() {
+                // SQL keywords in `ACCESS EXCLUSIVE` are not identifiers
+                if tok.is_empty() || (single.is_none() && tok.chars().all(char::is_uppercase)) {
                     continue;
                 }
                 self.typed.clear();
