@@ -1,8 +1,11 @@
 //! Text -> hashed features, the first half of `hash-v1` (see `embed/mod.rs` for the spec).
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
-use xxhash_rust::xxh64::xxh64;
+use xxhash_rust::xxh64::{xxh64, Xxh64Builder};
 
 use super::stopwords::is_stopword;
 
@@ -36,33 +39,38 @@ pub(crate) fn extract(text: &str, out: &mut Vec<Feature>) {
     let mut prev_word = String::new();
     let mut lower = String::new();
     let mut key = Vec::with_capacity(64);
-    let mut rest = text;
-    while let Some(start) = rest.find(is_span_char) {
-        let tail = &rest[start..];
-        let len = tail.find(|c: char| !is_span_char(c)).unwrap_or(tail.len());
-        let span = tail[..len].trim_matches(&TRIMMED[..]);
-        rest = &tail[len..];
+    let mut stem = String::new();
+    let mut at = 0;
+    while let Some((start, end)) = next_span(text, at) {
+        at = end;
+        let span = text[start..end].trim_matches(&TRIMMED[..]);
         if span.is_empty() {
             continue;
         }
         if is_identifier(span) {
             lowercase_into(span, &mut lower);
-            out.push(feature(&mut key, b"i:", &[lower.as_bytes()], WEIGHT_IDENTIFIER));
+            out.push(feature(
+                &mut key,
+                b"i:",
+                &[lower.as_bytes()],
+                WEIGHT_IDENTIFIER,
+            ));
         }
         for part in span.split(&JOINERS[..]) {
             for piece in camel_pieces(part) {
                 lowercase_into(piece, &mut lower);
-                if is_stopword(&lower) || is_single_letter(&lower) {
+                let Some(hash) = word_feature(&stemmer, &lower, &mut key, &mut stem) else {
                     continue;
-                }
-                let stem = stemmer.stem(&lower);
-                out.push(feature(&mut key, b"w:", &[stem.as_bytes()], WEIGHT_WORD));
+                };
+                out.push(Feature {
+                    hash,
+                    weight: WEIGHT_WORD,
+                });
                 if !prev_word.is_empty() {
                     let parts: [&[u8]; 3] = [prev_word.as_bytes(), b" ", stem.as_bytes()];
                     out.push(feature(&mut key, b"b:", &parts, WEIGHT_BIGRAM));
                 }
-                prev_word.clear();
-                prev_word.push_str(&stem);
+                std::mem::swap(&mut prev_word, &mut stem);
             }
         }
     }
@@ -87,6 +95,52 @@ fn feature(key: &mut Vec<u8>, prefix: &[u8], parts: &[&[u8]], weight: f64) -> Fe
     }
 }
 
+/// Words repeat (Zipf), and stop-word lookup and stemming are the costliest steps, so each
+/// lowercase word's outcome (`None` for a dropped word, else its stem and its feature hash) is
+/// memoised per thread. The cache is bounded and maps a word to what the rules above always
+/// give for it, so it changes speed, never output.
+const WORD_CACHE_MAX: usize = 1 << 16;
+
+type WordCache = HashMap<Box<str>, Option<(Box<str>, u64)>, Xxh64Builder>;
+
+thread_local! {
+    static WORD_CACHE: RefCell<WordCache> =
+        const { RefCell::new(HashMap::with_hasher(Xxh64Builder::new(0))) };
+}
+
+/// The word feature of a lowercase `word` (its hash), with its stem left in `stem`; `None` for
+/// stop words and single letters.
+fn word_feature(
+    stemmer: &Stemmer,
+    word: &str,
+    key: &mut Vec<u8>,
+    stem: &mut String,
+) -> Option<u64> {
+    WORD_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        let entry = match cache.get(word) {
+            Some(entry) => entry,
+            None => {
+                let computed = if is_stopword(word) || is_single_letter(word) {
+                    None
+                } else {
+                    let s = stemmer.stem(word);
+                    let hash = feature(key, b"w:", &[s.as_bytes()], WEIGHT_WORD).hash;
+                    Some((Box::from(s.as_ref()), hash))
+                };
+                if cache.len() >= WORD_CACHE_MAX {
+                    cache.clear();
+                }
+                cache.entry(word.into()).or_insert(computed)
+            }
+        };
+        let (s, hash) = entry.as_ref()?;
+        stem.clear();
+        stem.push_str(s);
+        Some(*hash)
+    })
+}
+
 fn lowercase_into(s: &str, out: &mut String) {
     out.clear();
     if s.is_ascii() {
@@ -99,6 +153,51 @@ fn lowercase_into(s: &str, out: &mut String) {
 
 fn is_span_char(c: char) -> bool {
     c.is_alphanumeric() || JOINERS.contains(&c)
+}
+
+/// `is_span_char` for ASCII bytes, as a table: the scan below is the embedder's hot loop.
+const ASCII_SPAN: [bool; 128] = {
+    let mut t = [false; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-' | b':' | b'/' | b'@');
+        b += 1;
+    }
+    t
+};
+
+/// The next maximal run of span characters at or after byte `from`, as a byte range.
+fn next_span(text: &str, from: usize) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let is_span_at = |i: usize| -> (bool, usize) {
+        let b = bytes[i];
+        if b < 0x80 {
+            (ASCII_SPAN[b as usize], 1)
+        } else {
+            let c = text[i..].chars().next().unwrap_or(' ');
+            (is_span_char(c), c.len_utf8())
+        }
+    };
+    let mut i = from;
+    let start = loop {
+        if i >= bytes.len() {
+            return None;
+        }
+        let (yes, len) = is_span_at(i);
+        if yes {
+            break i;
+        }
+        i += len;
+    };
+    while i < bytes.len() {
+        let (yes, len) = is_span_at(i);
+        if !yes {
+            break;
+        }
+        i += len;
+    }
+    Some((start, i))
 }
 
 fn is_single_letter(word: &str) -> bool {

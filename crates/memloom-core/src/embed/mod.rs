@@ -66,9 +66,8 @@ pub const HASH_V1: EmbedderInfo = EmbedderInfo {
 pub fn embed(text: &str) -> Vec<f32> {
     let mut feats = Vec::with_capacity(text.len() / 4);
     extract(text, &mut feats);
-    project(&mut feats).unwrap_or_else(|| {
-        project(&mut vec![empty_feature()]).expect("one feature never cancels out")
-    })
+    project(&mut feats)
+        .unwrap_or_else(|| project(&mut [empty_feature()]).expect("one feature never cancels out"))
 }
 
 /// Steps 6, 7 and 9. `None` when the features cancel to the zero vector.

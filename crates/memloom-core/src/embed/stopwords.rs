@@ -147,6 +147,9 @@ mod tests {
         sorted.dedup();
         assert_eq!(sorted, super::STOPWORDS);
         assert!(super::STOPWORDS.iter().all(|w| *w == w.to_lowercase()));
-        assert_eq!(super::STOPWORDS.iter().map(|w| w.len()).max(), Some(super::LONGEST));
+        assert_eq!(
+            super::STOPWORDS.iter().map(|w| w.len()).max(),
+            Some(super::LONGEST)
+        );
     }
 }
