@@ -16,9 +16,13 @@ const MIN_ROUNDS: usize = 5;
 const MIN_TIME: Duration = Duration::from_secs(2);
 
 fn main() {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/nodejs-docs/corpus");
+    let dir =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/nodejs-docs/corpus");
     let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("skipped: {} is not there (the eval set lives beside the checkout)", dir.display());
+        println!(
+            "skipped: {} is not there (the eval set lives beside the checkout)",
+            dir.display()
+        );
         return;
     };
     let mut docs: Vec<(String, String)> = entries

@@ -47,7 +47,10 @@ fn main() {
             .enumerate()
             .map(|(i, c)| {
                 let text = c.content.to_lowercase();
-                (i, words.iter().filter(|w| text.contains(w.as_str())).count())
+                (
+                    i,
+                    words.iter().filter(|w| text.contains(w.as_str())).count(),
+                )
             })
             .filter(|(_, n)| *n > 0)
             .collect();

@@ -9,7 +9,10 @@ use crate::util::{check_chunk_invariants, eval_set_dir};
 
 fn norm(s: &str) -> String {
     let s = s.replace(['`', '\\'], "");
-    s.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase()
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// Every (source, heading) that the eval set labels must be the last breadcrumb segment of some
@@ -53,5 +56,8 @@ fn node_docs_chunk_cleanly_and_cover_every_labelled_heading() {
             }
         }
     }
-    assert!(missing.is_empty(), "labelled headings with no chunk: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "labelled headings with no chunk: {missing:#?}"
+    );
 }

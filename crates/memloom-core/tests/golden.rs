@@ -30,7 +30,11 @@ const CHUNK_INPUTS: &[(&str, &str, usize)] = &[
     ("golden/chunks/long_section.md", "long_section.md", 64),
     ("golden/chunks/notes.txt", "notes.txt", 2000),
     ("fixtures/nodejs/punycode.md", "nodejs/punycode.md", 2000),
-    ("fixtures/nodejs/querystring.md", "nodejs/querystring.md", 2000),
+    (
+        "fixtures/nodejs/querystring.md",
+        "nodejs/querystring.md",
+        2000,
+    ),
 ];
 
 fn chunk_case(file: &str, source: &str, max_bytes: usize) -> ChunkCase {
@@ -60,7 +64,11 @@ fn golden_chunks() {
     assert_eq!(expected.len(), actual.len());
     for (e, a) in expected.iter().zip(&actual) {
         assert_eq!(e.file, a.file);
-        assert_eq!(e.chunks, a.chunks, "chunks of {} (maxBytes {})", e.file, e.max_bytes);
+        assert_eq!(
+            e.chunks, a.chunks,
+            "chunks of {} (maxBytes {})",
+            e.file, e.max_bytes
+        );
     }
 }
 

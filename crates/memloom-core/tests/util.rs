@@ -22,9 +22,16 @@ pub fn check_chunk_invariants(source_text: &str, chunks: &[Chunk], max_bytes: us
     let mut prev_end = 0;
     for c in chunks {
         assert!(c.start >= prev_end, "chunks overlap or go backwards: {c:?}");
-        assert!(c.start < c.end && c.end <= source_text.len(), "bad range: {c:?}");
+        assert!(
+            c.start < c.end && c.end <= source_text.len(),
+            "bad range: {c:?}"
+        );
         assert!(!c.text.trim().is_empty(), "empty chunk: {c:?}");
-        assert!(c.text.len() <= max_bytes, "chunk over the cap ({max_bytes}): {}", c.text.len());
+        assert!(
+            c.text.len() <= max_bytes,
+            "chunk over the cap ({max_bytes}): {}",
+            c.text.len()
+        );
         assert_eq!(c.content, format!("{}\n\n{}", c.breadcrumb, c.text));
         assert!(!c.text.contains('\r'), "line endings not normalised: {c:?}");
         assert!(!c.breadcrumb.is_empty());
