@@ -3,14 +3,14 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-wasm-build wasm-target bench
+.PHONY: demo test lint test-core test-wasm-build test-sql wasm-target bench
 
 ## demo: the main job (for now, the core on the sample notes in examples/notes)
 demo:
 	cargo run -q -p memloom-core --example demo
 
 ## test: every test (the same command CI runs through .ci/run)
-test: test-core test-wasm-build
+test: test-core test-wasm-build test-sql
 
 ## lint: formatting and clippy, as CI runs them
 lint:
@@ -19,6 +19,10 @@ lint:
 
 test-core:
 	cargo test -p memloom-core
+
+# SQL on a real PostgreSQL 15 + pgvector (installed from Debian when missing, throwaway cluster).
+test-sql:
+	bash scripts/test-sql.sh
 
 wasm-target:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
