@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use memloom_core::{chunk_document, embed, ChunkOptions};
+use memloom_core::{chunk_document, embed, extract_entities, ChunkOptions};
 use text_splitter::MarkdownSplitter;
 
 const MIN_ROUNDS: usize = 5;
@@ -50,6 +50,19 @@ fn main() {
     let chunks = chunk_all();
     let t_chunk = time(|| assert_eq!(black_box(chunk_all()), chunks));
 
+    // The floor under any pulldown-cmark chunker: walking every event and doing nothing else.
+    let parse_all = || -> usize {
+        docs.iter()
+            .map(|(_, t)| {
+                pulldown_cmark::Parser::new_ext(t, pulldown_cmark::Options::ENABLE_TABLES)
+                    .into_offset_iter()
+                    .count()
+            })
+            .sum()
+    };
+    let events = parse_all();
+    let t_parse = time(|| assert_eq!(black_box(parse_all()), events));
+
     let splitter = MarkdownSplitter::new(opts.max_bytes);
     let split_all = || -> usize { docs.iter().map(|(_, t)| splitter.chunks(t).count()).sum() };
     let baseline_chunks = split_all();
@@ -69,11 +82,33 @@ fn main() {
         assert_eq!(embed(&contents[0]), first);
     });
 
+    let texts: Vec<(String, String)> = docs
+        .iter()
+        .flat_map(|(name, text)| chunk_document(name, text, &opts).unwrap())
+        .map(|c| (c.text, c.breadcrumb))
+        .collect();
+    let text_bytes: usize = texts.iter().map(|(t, _)| t.len()).sum();
+    let mentions: usize = texts
+        .iter()
+        .map(|(t, b)| extract_entities(t, Some(b)).len())
+        .sum();
+    let t_entities = time(|| {
+        let n: usize = texts
+            .iter()
+            .map(|(t, b)| black_box(extract_entities(t, Some(b))).len())
+            .sum();
+        assert_eq!(n, mentions);
+    });
+
     let mbs = |b: usize, d: Duration| b as f64 / 1e6 / d.as_secs_f64();
     println!(
         "memloom chunker:      {:8.1} MB/s  ({chunks} chunks, {} bytes of text on average)",
         mbs(bytes, t_chunk),
         contents.iter().map(String::len).sum::<usize>() / chunks.max(1)
+    );
+    println!(
+        "pulldown-cmark alone: {:8.1} MB/s  ({events} events; the parse every chunker here pays)",
+        mbs(bytes, t_parse)
     );
     println!(
         "text-splitter 0.33:   {:8.1} MB/s  ({baseline_chunks} chunks, MarkdownSplitter capacity {})",
@@ -89,6 +124,11 @@ fn main() {
         mbs(content_bytes, t_embed),
         contents.len(),
         content_bytes as f64 / 1e6
+    );
+    println!(
+        "entity extractor:     {:8.1} MB/s  ({mentions} mentions over {:.2} MB of chunk text)",
+        mbs(text_bytes, t_entities),
+        text_bytes as f64 / 1e6
     );
 }
 
