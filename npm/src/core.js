@@ -16,7 +16,7 @@ export function isReady() {
 }
 
 export const NOT_READY_MESSAGE =
-  'memloom: the WebAssembly core is not loaded yet; `await init()` (imported from "memloom") before calling chunk, embed, embedBatch, fuse or embedderInfo';
+  'memloom: the WebAssembly core is not loaded yet; `await init()` (imported from "memloom") before calling chunk, embed, embedBatch, fuse, extractEntities or embedderInfo';
 
 function check() {
   if (!ready) throw new Error(NOT_READY_MESSAGE);
@@ -54,6 +54,13 @@ export function fuse(arms, params) {
     throw new TypeError('fuse(arms, params?): arms must be an object {vector, keyword, entity} of id arrays');
   }
   return wasm.fuse(arms, params ?? undefined);
+}
+
+/** The entities a text mentions (offline extractor): [{name, display, kind, strength, count}]. */
+export function extractEntities(text, breadcrumb) {
+  check();
+  if (typeof text !== 'string') throw new TypeError('extractEntities(text, breadcrumb?): text must be a string');
+  return wasm.extractEntities(text, breadcrumb ?? undefined);
 }
 
 /** The built-in embedder: {id: 'hash-v1', name: 'hash', version: 1, dims: 256}. */

@@ -16,6 +16,6 @@ export function init(input) {
   return loading;
 }
 
-export { chunk, embed, embedBatch, fuse, embedderInfo } from './core.js';
+export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
 export { hashEmbedder, apiEmbedder } from './embedders.js';

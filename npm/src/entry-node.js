@@ -17,6 +17,6 @@ setDefaultDrivers(async () => ({
 /** Loads the WebAssembly core; in Node it is loaded at import, so this resolves at once. */
 export async function init() {}
 
-export { chunk, embed, embedBatch, fuse, embedderInfo } from './core.js';
+export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
 export { hashEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';

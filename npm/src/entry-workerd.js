@@ -11,7 +11,7 @@ setReady();
 /** Loads the WebAssembly core; on workerd it is loaded at import, so this resolves at once. */
 export async function init() {}
 
-export { chunk, embed, embedBatch, fuse, embedderInfo } from './core.js';
+export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { hashEmbedder, apiEmbedder } from './embedders.js';
 
 export async function openStore() {

@@ -1,0 +1,46 @@
+// The golden files in tests/golden/ (shared with the Rust core, the SQL and the worker),
+// reproduced bit for bit in Node through the wasm build.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { chunk, embed, embedBatch, fuse } from '../src/entry-node.js';
+
+const golden = new URL('../../tests/golden/', import.meta.url);
+const load = (name) => JSON.parse(readFileSync(new URL(name, golden), 'utf8'));
+const present = (name) => existsSync(new URL(name, golden));
+
+/** The f32 bit pattern of each component, so -0 vs 0 and NaN payloads count too. */
+const bits = (arr) => Array.from(new Uint32Array(Float32Array.from(arr).buffer));
+
+test('embeddings: hash-v1 vectors are bit-identical to the Rust core', { skip: !present('embeddings.json') }, () => {
+  const cases = load('embeddings.json');
+  assert.ok(cases.length > 0);
+  for (const c of cases) {
+    const got = embed(c.text);
+    assert.equal(got.length, c.dims, `dims for ${JSON.stringify(c.text)}`);
+    // Math.fround of each decimal gives the exact f32 the core wrote.
+    assert.deepEqual(bits(got), bits(c.vector.map(Math.fround)), `vector for ${JSON.stringify(c.text)}`);
+  }
+  const batch = embedBatch(cases.map((c) => c.text));
+  for (const [i, c] of cases.entries()) assert.deepEqual(bits(batch[i]), bits(c.vector.map(Math.fround)));
+});
+
+test('chunks: the chunker gives the golden chunks', { skip: !present('chunks.json') }, () => {
+  const cases = load('chunks.json');
+  assert.ok(cases.length > 0);
+  const tests = new URL('../../tests/', import.meta.url);
+  for (const c of cases) {
+    const text = readFileSync(new URL(c.file, tests), 'utf8');
+    const got = chunk(c.source, text, { maxBytes: c.maxBytes });
+    assert.deepEqual(got, c.chunks, `chunks of ${c.file}`);
+  }
+});
+
+test('fusion: fuse gives the golden order, scores and ranks', { skip: !present('fusion.json') }, () => {
+  const cases = load('fusion.json');
+  assert.ok(cases.length > 0);
+  for (const c of cases) {
+    const got = fuse(c.arms, { k: c.k, weights: c.weights });
+    assert.deepEqual(got, c.expected, c.name);
+  }
+});

@@ -1,0 +1,281 @@
+// Hand-written types for the `memloom` package (the same for the node, browser and workerd
+// entries; `openStore` on workerd always rejects).
+
+/** Loads the WebAssembly core. Node and workerd load it at import; browsers must await this. */
+export function init(input?: string | URL | Request | Response | BufferSource | WebAssembly.Module): Promise<void>;
+
+// Core (WebAssembly) -------------------------------------------------------------------------------
+
+export interface ChunkOptions {
+  /** Cap on a chunk's text in bytes (breadcrumb not counted); default 2000, at least 64. */
+  maxBytes?: number;
+}
+
+export interface Chunk {
+  /** The document's path relative to the ingested root, as given. */
+  source: string;
+  /** Heading path, e.g. `Guide > Setup > Postgres`. */
+  breadcrumb: string;
+  /** Byte range of the chunk in the UTF-8 source. */
+  start: number;
+  end: number;
+  /** The chunk's blocks as written, without heading lines. */
+  text: string;
+  /** What is stored, embedded and searched: `breadcrumb + "\n\n" + text`. */
+  content: string;
+}
+
+/** Chunks a document: markdown when `source` ends in .md/.markdown/.mdx, plain text otherwise. */
+export function chunk(source: string, text: string, options?: ChunkOptions): Chunk[];
+
+/** hash-v1 embedding of one text: 256 components, unit length, bit-identical everywhere. */
+export function embed(text: string): Float32Array;
+
+/** hash-v1 embeddings of many texts, in order. */
+export function embedBatch(texts: string[]): Float32Array[];
+
+export interface EmbedderInfo {
+  /** `hash-v1` */
+  id: string;
+  name: string;
+  version: number;
+  dims: number;
+}
+
+/** The built-in embedder's identity. */
+export function embedderInfo(): EmbedderInfo;
+
+export type Arm = 'vector' | 'keyword' | 'entity';
+
+export interface Ranks {
+  vector: number | null;
+  keyword: number | null;
+  entity: number | null;
+}
+
+export interface Weights {
+  vector: number;
+  keyword: number;
+  entity: number;
+}
+
+export interface ArmRankings {
+  vector?: number[];
+  keyword?: number[];
+  entity?: number[];
+}
+
+export interface FuseParams {
+  /** RRF k; default 60. */
+  k?: number;
+  /** Per-arm weights; defaults 1.0 / 2.0 / 0.5. */
+  weights?: Partial<Weights>;
+}
+
+export interface Fused {
+  id: number;
+  rrfScore: number;
+  ranks: Ranks;
+}
+
+/** Weighted reciprocal-rank fusion: `sum of w_arm / (k + rank_arm)`, best first, ties by id. */
+export function fuse(arms: ArmRankings, params?: FuseParams): Fused[];
+
+export type EntityKind =
+  | 'identifier'
+  | 'error_code'
+  | 'file'
+  | 'flag'
+  | 'ticket'
+  | 'host'
+  | 'version'
+  | 'code'
+  | 'name'
+  | 'topic';
+
+export interface Mention {
+  /** Canonical name: what is stored and embedded. */
+  name: string;
+  /** The form as first written. */
+  display: string;
+  kind: EntityKind;
+  /** In (0, 1]. */
+  strength: number;
+  count: number;
+}
+
+/** Entities a text mentions (offline extractor), strongest first. */
+export function extractEntities(text: string, breadcrumb?: string): Mention[];
+
+// Embedders ----------------------------------------------------------------------------------------
+
+export interface Embedder {
+  /** e.g. `hash-v1`, `api:text-embedding-3-small-v1` */
+  id: string;
+  /** Recorded in the store's memloom_meta with version and dims. */
+  name: string;
+  version: number;
+  dims: number;
+  embed(texts: string[]): Promise<Float32Array[]>;
+}
+
+export function hashEmbedder(): Embedder;
+
+export interface ApiEmbedderOptions {
+  /** API base (`https://host/v1`) or the full `.../embeddings` URL. */
+  url: string;
+  apiKey?: string;
+  model: string;
+  /** Sent as `dimensions`; every returned vector is checked against it. */
+  dims: number;
+  /** Texts per request; default 64. */
+  batchSize?: number;
+  /** Per-request timeout; default 30000 ms. */
+  timeoutMs?: number;
+  /** Retries on 429 / 5xx / network errors, with exponential backoff; default 5. */
+  maxRetries?: number;
+  /** First backoff delay; default 500 ms (doubled each retry; Retry-After is honoured). */
+  backoffMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** An OpenAI-compatible `/v1/embeddings` endpoint. */
+export function apiEmbedder(options: ApiEmbedderOptions): Embedder;
+
+/** Node only: MEMLOOM_EMBED_URL / _KEY / _MODEL / _DIMS, or hash-v1 when unset. */
+export function embedderFromEnv(env?: Record<string, string | undefined>): Embedder;
+
+// Store --------------------------------------------------------------------------------------------
+
+export class MemloomError extends Error {}
+
+export const ARMS: readonly Arm[];
+export const DEFAULT_NAMESPACE: string;
+/** The embedded store searches vectors exactly below this many active items, then builds HNSW. */
+export const EMBEDDED_HNSW_THRESHOLD: number;
+
+export interface OpenStoreOptions {
+  /** Embedded PGlite: a directory (Node), `idb://name` (browser); omit both for memory. */
+  dir?: string;
+  /** A PostgreSQL server with pgvector (Node only). */
+  url?: string;
+  /** Default `default`. */
+  namespace?: string;
+  /** Default hash-v1. The store refuses an embedder other than the one it was built with. */
+  embedder?: Embedder;
+  /** An empty store records this embedder (as `memloom init` does). Default false. */
+  adoptEmbedder?: boolean;
+  /** Default true: create and migrate when missing. False: error when no store exists. */
+  create?: boolean;
+}
+
+export function openStore(options?: OpenStoreOptions): Promise<Store>;
+
+export interface Document {
+  source: string;
+  text: string;
+  /** Groups documents for replacement; default ''. */
+  root?: string;
+}
+
+export interface IngestOptions {
+  maxBytes?: number;
+  onProgress?: (p: { done: number; total: number; chunks: number; started: number; source: string }) => void;
+  onWarning?: (w: { source: string; path?: string; reason: string }) => void;
+}
+
+export interface IngestReport {
+  files: number;
+  added: number;
+  changed: number;
+  unchanged: number;
+  removed: number;
+  skipped: number;
+  chunks: number;
+}
+
+export interface Remembered {
+  id: number;
+  key: string | null;
+  version: number;
+}
+
+export interface MemoryVersion {
+  id: number;
+  key: string;
+  version: number;
+  status: 'active' | 'superseded';
+  content: string;
+  createdAt: string;
+}
+
+export interface RecallOptions {
+  /** Default 10. */
+  limit?: number;
+  kinds?: Array<'memory' | 'chunk'>;
+  weights?: Partial<Weights>;
+  k?: number;
+  /** Candidates per arm; default 50. */
+  candidates?: number;
+  /** Arms that vote; the others get weight 0 and their ranks read null. Default all. */
+  arms?: Arm[];
+  /** Adds `explain` to each result: each arm's rank, weight and RRF term. */
+  explain?: boolean;
+}
+
+export interface RecallResult {
+  id: number;
+  kind: 'memory' | 'chunk';
+  source: string | null;
+  breadcrumb: string | null;
+  key: string | null;
+  content: string;
+  rrfScore: number;
+  similarity: number;
+  ranks: Ranks;
+  explain?: {
+    k: number;
+    terms: Record<Arm, { rank: number; weight: number; term: number } | null>;
+  };
+}
+
+export interface Recall {
+  query: string;
+  results: RecallResult[];
+  tookMs: number;
+}
+
+export interface StoreStats {
+  location: string;
+  backend: 'embedded' | 'server';
+  namespace: string;
+  embedder: { name: string; version: number; dims: number } | null;
+  schemaVersion: number;
+  files: number;
+  chunks: number;
+  memories: { active: number; superseded: number; keys: number };
+  entities: number;
+  unindexed: number;
+  vectorIndex: string;
+}
+
+export class Store {
+  readonly namespace: string;
+  readonly kind: 'embedded' | 'server';
+  /** Paths (Node: files and folders) or documents. Incremental by content hash. */
+  ingest(inputs: string | Document | Array<string | Document>, options?: IngestOptions): Promise<IngestReport>;
+  remember(text: string, options?: { key?: string; metadata?: Record<string, unknown> }): Promise<Remembered>;
+  /** In order, one transaction; a later record of a key supersedes an earlier one. */
+  rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown> }>): Promise<Remembered[]>;
+  forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number }>;
+  history(key: string): Promise<MemoryVersion[]>;
+  /** ONE memloom_fuse call. */
+  recall(query: string, options?: RecallOptions): Promise<Recall>;
+  /** Entity extraction over items not indexed yet (feeds the entity arm). */
+  index(options?: { onProgress?: (p: { done: number; total: number; started: number }) => void }): Promise<{ items: number; entities: number; mentions: number }>;
+  stats(): Promise<StoreStats>;
+  /** Builds the HNSW index when due (embedded: at EMBEDDED_HNSW_THRESHOLD items) or when forced. */
+  maintainVectorIndex(options?: { force?: boolean }): Promise<boolean>;
+  storedEmbedder(): Promise<{ name: string; version: number; dims: number } | null>;
+  close(): Promise<void>;
+}
