@@ -152,3 +152,31 @@ pub fn fuse(arms: JsValue, params: JsValue) -> Result<JsValue, JsError> {
         .collect();
     to_js(&fused)
 }
+
+/// A mention as JS sees it: `{ name, display, kind, strength, count }`.
+#[derive(Serialize)]
+struct JsMention<'a> {
+    name: &'a str,
+    display: &'a str,
+    kind: &'static str,
+    strength: f32,
+    count: u32,
+}
+
+/// The entities a text mentions (offline extractor), strongest first. `breadcrumb` (optional)
+/// is the heading path of a chunk; its last segment is the item's topic.
+#[wasm_bindgen(js_name = extractEntities)]
+pub fn extract_entities(text: &str, breadcrumb: Option<String>) -> Result<JsValue, JsError> {
+    let mentions = core::extract_entities(text, breadcrumb.as_deref());
+    let js: Vec<JsMention> = mentions
+        .iter()
+        .map(|m| JsMention {
+            name: &m.name,
+            display: &m.display,
+            kind: m.kind.as_str(),
+            strength: m.strength,
+            count: m.count,
+        })
+        .collect();
+    to_js(&js)
+}
