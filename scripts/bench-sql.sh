@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Recall latency on a real PostgreSQL 15 + pgvector (crates/memloom-sql/benches/latency.rs):
+# installs PostgreSQL + pgvector when missing, starts a throwaway cluster of its own, loads N
+# items per size and times memloom_fuse against the other query shapes, and stops the cluster at
+# the end, even on failure. Results go to stdout (markdown tables), progress to stderr.
+#
+#   bash scripts/bench-sql.sh                 sizes 100000 and 1000000 (about 30 min on 2 cores)
+#   bash scripts/bench-sql.sh 20000           one quick size (also: MEMLOOM_BENCH_SIZES=20000)
+#   MEMLOOM_BENCH_SHARED_BUFFERS=2GB          the cluster's shared_buffers (default 2GB)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+PG_BIN=/usr/lib/postgresql/15/bin
+
+if [ ! -d "$ROOT/../shared/eval/nodejs-docs/corpus" ]; then
+  echo "bench-sql: skipped: $ROOT/../shared/eval/nodejs-docs/corpus is not there (the eval set lives beside the checkout)"
+  exit 0
+fi
+
+SIZES="${1:-${MEMLOOM_BENCH_SIZES:-100000,1000000}}"
+bash scripts/pg.sh install
+# A private cluster, apart from the test suite's.
+MEMLOOM_PG_STATE="$(mktemp -d /tmp/memloom-bench-sql.XXXXXX)"
+export MEMLOOM_PG_STATE
+cleanup() {
+  bash "$ROOT/scripts/pg.sh" stop || true
+  rm -rf "$MEMLOOM_PG_STATE"
+}
+trap cleanup EXIT
+URL="$(bash scripts/pg.sh start)"
+
+# Room for the 1M-row HNSW index (about 1 GB) in shared buffers; pg_ctl restart keeps the
+# start options (port, socket, fsync off) from postmaster.opts.
+"$PG_BIN/psql" -X -q "$URL" -c "ALTER SYSTEM SET shared_buffers = '${MEMLOOM_BENCH_SHARED_BUFFERS:-2GB}'" \
+  -c "ALTER SYSTEM SET max_wal_size = '8GB'" -c "ALTER SYSTEM SET checkpoint_timeout = '30min'"
+DATA="$(cat "$MEMLOOM_PG_STATE/datadir")"
+if [ "$(id -u)" -eq 0 ]; then
+  runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$DATA" -w -t 120 restart >/dev/null
+else
+  "$PG_BIN/pg_ctl" -D "$DATA" -w -t 120 restart >/dev/null
+fi
+
+echo "bench-sql: sizes $SIZES on $("$PG_BIN/psql" -X -qAt "$URL" -c "SELECT version()" | cut -d, -f1), pgvector $("$PG_BIN/psql" -X -qAt "$URL" -c "SELECT default_version FROM pg_available_extensions WHERE name = 'vector'"), $(nproc) cores" >&2
+MEMLOOM_BENCH_SIZES="$SIZES" MEMLOOM_BENCH_DATABASE_URL="$URL" \
+  cargo bench -q -p memloom-sql --bench latency
