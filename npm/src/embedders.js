@@ -29,7 +29,8 @@ const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 5
  */
 export function apiEmbedder(options) {
   const { url, apiKey, model, dims } = options ?? {};
-  const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...options };
+  const given = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
+  const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
   const fetchImpl = options?.fetch ?? globalThis.fetch;
   if (!url || !model || !dims) {
     throw new MemloomError(

@@ -1,0 +1,68 @@
+// The same data on the embedded store (PGlite) and on a real PostgreSQL server
+// (MEMLOOM_TEST_DATABASE_URL; scripts/test-npm.sh starts one with scripts/pg.sh) gives the same
+// top results. Each run writes to its own namespace, so a shared server needs no cleanup.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, fixtures } from './helpers.js';
+
+const url = process.env.MEMLOOM_TEST_DATABASE_URL;
+const skip = url ? false : 'MEMLOOM_TEST_DATABASE_URL is not set';
+let tmp;
+const ns = `test-${process.pid}-${Date.now()}`;
+
+before(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'memloom-server-'));
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+function load(target) {
+  for (const args of [
+    ['init'],
+    ['ingest', join(fixtures, 'docs')],
+    ['remember', '--file', join(fixtures, 'memories.jsonl')],
+    ['index'],
+  ]) {
+    const r = runCli([...args, ...target]);
+    assert.equal(r.status, 0, `${args.join(' ')}: ${r.stderr}`);
+  }
+}
+
+function recallAll(target) {
+  const r = runCli(['recall', '--batch', join(fixtures, 'queries.jsonl'), '--json', '--limit', '5', ...target]);
+  assert.equal(r.status, 0, r.stderr);
+  // Ids differ between stores: compare what the results are.
+  return r.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .map(({ id, results }) => ({
+      id,
+      results: results.map((h) => ({ kind: h.kind, source: h.source, breadcrumb: h.breadcrumb, key: h.key, ranks: h.ranks, rrfScore: h.rrfScore })),
+    }));
+}
+
+test('embedded and server stores give the same top results', { skip }, () => {
+  const embedded = ['--store', join(tmp, 'store')];
+  const server = ['--database-url', url, '--namespace', ns];
+  load(embedded);
+  load(server);
+  const a = recallAll(embedded);
+  const b = recallAll(server);
+  for (const [i, q] of a.entries()) {
+    assert.ok(q.results.length > 0, `${q.id}: no results`);
+    // The best hit is identical, ranks and score included.
+    assert.deepEqual(b[i].results[0], q.results[0], `${q.id}: top result`);
+    assert.deepEqual(
+      b[i].results.map((h) => [h.source, h.breadcrumb, h.key]),
+      q.results.map((h) => [h.source, h.breadcrumb, h.key]),
+      `${q.id}: top 5`,
+    );
+  }
+  const stats = JSON.parse(runCli(['stats', '--json', ...server]).stdout);
+  assert.equal(stats.backend, 'server');
+  assert.equal(stats.vectorIndex, 'hnsw');
+  assert.equal(stats.files, 4);
+});

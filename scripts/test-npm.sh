@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Tests of the npm package `memloom`: builds the wasm and the package (scripts/build-wasm.sh),
+# then runs `node --test` in npm/ (golden vectors through the wasm, the core API, the CLI end
+# to end on an embedded PGlite store, and the same data on a real PostgreSQL server).
+#
+# The server test uses MEMLOOM_TEST_DATABASE_URL when set; otherwise this script installs
+# (scripts/pg.sh install, idempotent) and starts a throwaway PostgreSQL 15 + pgvector cluster,
+# and stops it at the end. MEMLOOM_TEST_PG=0 skips the server test instead.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+log() { echo "test-npm: $*" >&2; }
+
+bash "$ROOT/scripts/build-wasm.sh"
+
+if [ -z "${MEMLOOM_TEST_DATABASE_URL:-}" ] && [ "${MEMLOOM_TEST_PG:-1}" != 0 ]; then
+  export MEMLOOM_PG_STATE="$ROOT/target/pg-npm"
+  bash "$ROOT/scripts/pg.sh" install
+  trap 'bash "$ROOT/scripts/pg.sh" stop || true' EXIT
+  MEMLOOM_TEST_DATABASE_URL="$(bash "$ROOT/scripts/pg.sh" start)"
+  export MEMLOOM_TEST_DATABASE_URL
+  log "server tests against $MEMLOOM_TEST_DATABASE_URL"
+fi
+
+cd "$ROOT/npm"
+node --test --test-concurrency=1 test/
