@@ -6,6 +6,8 @@
 # The server test uses MEMLOOM_TEST_DATABASE_URL when set; otherwise this script installs
 # (scripts/pg.sh install, idempotent) and starts a throwaway PostgreSQL 15 + pgvector cluster,
 # and stops it at the end. MEMLOOM_TEST_PG=0 skips the server test instead.
+# The browser smoke test needs Debian's Chromium: installed with apt-get when missing (as root);
+# MEMLOOM_TEST_BROWSER=0 skips it.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +23,16 @@ if [ -z "${MEMLOOM_TEST_DATABASE_URL:-}" ] && [ "${MEMLOOM_TEST_PG:-1}" != 0 ]; 
   export MEMLOOM_TEST_DATABASE_URL
   log "server tests against $MEMLOOM_TEST_DATABASE_URL"
 fi
+
+if [ "${MEMLOOM_TEST_BROWSER:-1}" != 0 ] && [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing chromium (Debian) for the browser smoke test"
+    apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium >&2
+  else
+    log "warning: /usr/bin/chromium missing and not root: the browser test will be skipped"
+  fi
+fi
+if [ "${MEMLOOM_TEST_BROWSER:-1}" = 0 ]; then export MEMLOOM_CHROMIUM=/nonexistent; fi
 
 cd "$ROOT/npm"
 node --test --test-concurrency=1 test/
