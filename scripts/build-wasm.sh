@@ -16,24 +16,12 @@ die() { echo "build-wasm: error: $*" >&2; exit 2; }
 command -v cargo >/dev/null || die "cargo not found: install Rust (rustup) first"
 command -v node >/dev/null || die "node not found: install Node.js 20 or newer"
 
-if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
-  log "adding the wasm32-unknown-unknown target"
-  rustup target add wasm32-unknown-unknown >&2
-fi
+# The wasm32 target and the wasm-bindgen CLI at the library's locked version (shared helper).
+bash "$ROOT/scripts/ensure-wasm-bindgen.sh"
+export PATH="$HOME/.cargo/bin:$PATH"
 
 log "cargo build -p memloom-wasm (wasm32, release)"
 cargo build -q -p memloom-wasm --target wasm32-unknown-unknown --release >&2
-
-# The CLI must be exactly the library's version: read it from Cargo.lock.
-want="$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)"
-[ -n "$want" ] || die "wasm-bindgen not found in Cargo.lock"
-export PATH="$HOME/.cargo/bin:$PATH"
-have="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
-if [ "$have" != "$want" ]; then
-  log "installing wasm-bindgen-cli $want (have: ${have:-none}; takes about 4 minutes)"
-  # No --locked: one of its locked dependencies is missing from the registry mirror.
-  cargo install wasm-bindgen-cli --version "$want" >&2
-fi
 
 # --target web: plain ES module glue with `initSync({ module })` and an async default `init`,
 # which Node (bytes from disk), browsers (fetch) and workerd (imported WebAssembly.Module) all use.

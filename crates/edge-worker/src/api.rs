@@ -1,0 +1,588 @@
+//! Request bodies (parsed strictly: unknown fields are rejected, so a typo never silently falls
+//! back to a default) and response bodies (the recall JSON contract of DESIGN.md).
+
+use memloom_core::fuse::{
+    DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR,
+};
+use memloom_sql::{FuseParams, FusedRow};
+use serde::{Deserialize, Serialize};
+
+use crate::ApiError;
+
+/// Largest request body; larger bodies get 413.
+pub const MAX_BODY_BYTES: usize = 64 * 1024;
+/// Longest query, in characters.
+pub const MAX_QUERY_CHARS: usize = 1000;
+/// Results per recall: default and maximum.
+pub const DEFAULT_LIMIT: i32 = 10;
+pub const MAX_LIMIT: i32 = 50;
+/// Largest memory text, in bytes.
+pub const MAX_MEMORY_BYTES: usize = 32 * 1024;
+/// Longest memory key, in characters.
+pub const MAX_KEY_CHARS: usize = 200;
+/// Largest weight a request may give an arm.
+pub const MAX_WEIGHT: f64 = 100.0;
+
+/// `POST /v1/recall`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RecallRequest {
+    pub query: String,
+    #[serde(default)]
+    pub limit: Option<i64>,
+    #[serde(default)]
+    pub kinds: Option<Vec<String>>,
+    #[serde(default)]
+    pub weights: Option<WeightsRequest>,
+    #[serde(default)]
+    pub explain: Option<bool>,
+}
+
+/// Per-arm weight overrides.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightsRequest {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vector: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keyword: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entity: Option<f64>,
+}
+
+/// A validated recall.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recall {
+    pub query: String,
+    pub limit: i32,
+    pub kinds: Option<Vec<String>>,
+    pub weights: WeightsRequest,
+    pub explain: bool,
+}
+
+impl Recall {
+    /// The `memloom_fuse` call for this recall in `namespace`.
+    pub fn fuse_params(&self, embedding: Vec<f32>, namespace: &str) -> FuseParams {
+        FuseParams {
+            w_vector: self.weights.vector,
+            w_keyword: self.weights.keyword,
+            w_entity: self.weights.entity,
+            kinds: self.kinds.clone(),
+            ..FuseParams::new(self.query.clone(), embedding, namespace, self.limit)
+        }
+    }
+}
+
+/// `POST /v1/memories`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MemoryRequest {
+    pub text: String,
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// Parses a JSON body into `T`, mapping every failure to a 400 that says what is wrong.
+fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_request(
+            "invalid_json",
+            "the request body is empty; send a JSON object",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| {
+        use serde_json::error::Category;
+        match e.classify() {
+            Category::Data => ApiError::bad_request("invalid_request", e.to_string()),
+            Category::Syntax | Category::Eof | Category::Io => ApiError::bad_request(
+                "invalid_json",
+                format!("the request body is not valid JSON: {e}"),
+            ),
+        }
+    })
+}
+
+/// Checks the body size before parsing: `content_length` is the header's value when sent.
+pub fn check_size(content_length: Option<&str>) -> Result<(), ApiError> {
+    if let Some(len) = content_length.and_then(|v| v.trim().parse::<u64>().ok()) {
+        if len > MAX_BODY_BYTES as u64 {
+            return Err(ApiError::too_large(MAX_BODY_BYTES));
+        }
+    }
+    Ok(())
+}
+
+/// Parses and validates a recall body.
+pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    let req: RecallRequest = parse_json(body)?;
+    let query = req.query.trim();
+    if query.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            "query is empty; send the text to recall",
+        ));
+    }
+    let chars = query.chars().count();
+    if chars > MAX_QUERY_CHARS {
+        return Err(ApiError::bad_request(
+            "invalid_query",
+            format!("query has {chars} characters; the limit is {MAX_QUERY_CHARS}"),
+        ));
+    }
+    let limit = match req.limit {
+        None => DEFAULT_LIMIT,
+        Some(l) if (1..=i64::from(MAX_LIMIT)).contains(&l) => l as i32,
+        Some(l) => {
+            return Err(ApiError::bad_request(
+                "invalid_limit",
+                format!("limit must be between 1 and {MAX_LIMIT}, not {l}"),
+            ))
+        }
+    };
+    let kinds = match req.kinds {
+        None => None,
+        Some(kinds) => {
+            if kinds.is_empty() {
+                return Err(ApiError::bad_request(
+                    "invalid_kinds",
+                    "kinds is empty; omit it for all kinds, or list \"memory\" and/or \"chunk\"",
+                ));
+            }
+            let mut out: Vec<String> = Vec::with_capacity(2);
+            for k in kinds {
+                if k != "memory" && k != "chunk" {
+                    return Err(ApiError::bad_request(
+                        "invalid_kinds",
+                        format!(
+                            "unknown kind {:?}; kinds are \"memory\" and \"chunk\"",
+                            crate::error::truncate(&k, 40)
+                        ),
+                    ));
+                }
+                if !out.contains(&k) {
+                    out.push(k);
+                }
+            }
+            Some(out)
+        }
+    };
+    let weights = req.weights.unwrap_or_default();
+    for (name, w) in [
+        ("vector", weights.vector),
+        ("keyword", weights.keyword),
+        ("entity", weights.entity),
+    ] {
+        if let Some(w) = w {
+            if !w.is_finite() || !(0.0..=MAX_WEIGHT).contains(&w) {
+                return Err(ApiError::bad_request(
+                    "invalid_weights",
+                    format!("weights.{name} must be between 0 and {MAX_WEIGHT}, not {w}"),
+                ));
+            }
+        }
+    }
+    Ok(Recall {
+        query: query.to_string(),
+        limit,
+        kinds,
+        weights,
+        explain: req.explain.unwrap_or(false),
+    })
+}
+
+/// A validated memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Memory {
+    pub text: String,
+    pub key: Option<String>,
+}
+
+/// Parses and validates a memory body.
+pub fn parse_memory(body: &[u8]) -> Result<Memory, ApiError> {
+    if body.len() > MAX_BODY_BYTES {
+        return Err(ApiError::too_large(MAX_BODY_BYTES));
+    }
+    let req: MemoryRequest = parse_json(body)?;
+    if req.text.trim().is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_text",
+            "text is empty; send the memory's text",
+        ));
+    }
+    if req.text.len() > MAX_MEMORY_BYTES {
+        return Err(ApiError::bad_request(
+            "invalid_text",
+            format!(
+                "text has {} bytes; the limit is {MAX_MEMORY_BYTES}",
+                req.text.len()
+            ),
+        ));
+    }
+    let key = match req.key {
+        None => None,
+        Some(k) => {
+            let chars = k.chars().count();
+            if k.trim().is_empty() || chars > MAX_KEY_CHARS || k.chars().any(char::is_control) {
+                return Err(ApiError::bad_request(
+                    "invalid_key",
+                    format!("key must be 1 to {MAX_KEY_CHARS} characters without control characters; omit it for an unkeyed memory"),
+                ));
+            }
+            Some(k)
+        }
+    };
+    Ok(Memory {
+        text: req.text,
+        key,
+    })
+}
+
+/// The recall JSON contract: `{"query", "results": [...], "tookMs"}` (+ `explain` on request).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallResponse<'a> {
+    pub query: &'a str,
+    pub results: Vec<RecallHit<'a>>,
+    pub took_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Explain>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecallHit<'a> {
+    pub id: i64,
+    pub kind: &'a str,
+    pub source: Option<&'a str>,
+    pub breadcrumb: Option<&'a str>,
+    pub key: Option<&'a str>,
+    pub content: &'a str,
+    pub rrf_score: f64,
+    pub similarity: f64,
+    pub ranks: Ranks,
+    /// Each arm's share of `rrfScore` (only with `explain: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contributions: Option<Contributions>,
+}
+
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct Ranks {
+    pub vector: Option<i32>,
+    pub keyword: Option<i32>,
+    pub entity: Option<i32>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Contributions {
+    pub vector: f64,
+    pub keyword: f64,
+    pub entity: f64,
+}
+
+/// Why the results are what they are: the fusion settings used and where the time went.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explain {
+    pub embedder: String,
+    pub k: f64,
+    pub weights: Weights,
+    pub embed_ms: u64,
+    pub connect_ms: u64,
+    pub query_ms: u64,
+}
+
+#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
+pub struct Weights {
+    pub vector: f64,
+    pub keyword: f64,
+    pub entity: f64,
+}
+
+impl Recall {
+    /// The weights in effect: the request's overrides over memloom's defaults.
+    pub fn effective_weights(&self) -> Weights {
+        Weights {
+            vector: self.weights.vector.unwrap_or(DEFAULT_WEIGHT_VECTOR),
+            keyword: self.weights.keyword.unwrap_or(DEFAULT_WEIGHT_KEYWORD),
+            entity: self.weights.entity.unwrap_or(DEFAULT_WEIGHT_ENTITY),
+        }
+    }
+}
+
+/// Builds the response body from `memloom_fuse` rows.
+pub fn recall_response<'a>(
+    recall: &'a Recall,
+    rows: &'a [FusedRow],
+    took_ms: u64,
+    explain: Option<Explain>,
+) -> RecallResponse<'a> {
+    let w = recall.effective_weights();
+    let k = f64::from(DEFAULT_RRF_K);
+    let part = |weight: f64, rank: Option<i32>| rank.map_or(0.0, |r| weight / (k + f64::from(r)));
+    let results = rows
+        .iter()
+        .map(|r| RecallHit {
+            id: r.id,
+            kind: &r.kind,
+            source: r.source.as_deref(),
+            breadcrumb: r.breadcrumb.as_deref(),
+            key: r.key.as_deref(),
+            content: &r.content,
+            rrf_score: r.rrf_score,
+            similarity: r.similarity,
+            ranks: Ranks {
+                vector: r.vector_rank,
+                keyword: r.keyword_rank,
+                entity: r.entity_rank,
+            },
+            contributions: recall.explain.then(|| Contributions {
+                vector: part(w.vector, r.vector_rank),
+                keyword: part(w.keyword, r.keyword_rank),
+                entity: part(w.entity, r.entity_rank),
+            }),
+        })
+        .collect();
+    RecallResponse {
+        query: &recall.query,
+        results,
+        took_ms,
+        explain,
+    }
+}
+
+/// `POST /v1/memories` answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MemoryResponse<'a> {
+    pub id: i64,
+    pub version: i32,
+    pub key: Option<&'a str>,
+    pub took_ms: u64,
+}
+
+/// `GET /v1/health` answer.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthResponse {
+    /// `ok`, or `unavailable` (503) when the database cannot be reached.
+    pub status: &'static str,
+    pub database: DatabaseHealth,
+    pub embedder: EmbedderHealth,
+    pub took_ms: u64,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DatabaseHealth {
+    pub reachable: bool,
+    /// `hyperdrive` or `database_url` (never the URL itself).
+    pub via: &'static str,
+    pub schema_version: Option<i32>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EmbedderHealth {
+    /// The worker's query embedder, e.g. `hash-v1`.
+    pub worker: String,
+    /// The store's, from `memloom_meta` (None when unreachable).
+    pub store: Option<String>,
+    pub matches: Option<bool>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn recall(body: &str) -> Result<Recall, ApiError> {
+        parse_recall(body.as_bytes())
+    }
+
+    #[test]
+    fn minimal_recall_takes_defaults() {
+        let r = recall(r#"{"query": "  max_connections  "}"#).unwrap();
+        assert_eq!(r.query, "max_connections");
+        assert_eq!(r.limit, DEFAULT_LIMIT);
+        assert_eq!(r.kinds, None);
+        assert!(!r.explain);
+        let p = r.fuse_params(vec![0.0; 4], "ns");
+        assert_eq!(
+            (p.namespace.as_str(), p.limit, p.w_keyword),
+            ("ns", 10, None)
+        );
+    }
+
+    #[test]
+    fn full_recall() {
+        let r = recall(
+            r#"{"query":"q","limit":50,"kinds":["chunk","chunk"],"weights":{"keyword":0},"explain":true}"#,
+        )
+        .unwrap();
+        assert_eq!(r.limit, 50);
+        assert_eq!(r.kinds, Some(vec!["chunk".to_string()]));
+        assert_eq!(r.weights.keyword, Some(0.0));
+        assert_eq!(r.effective_weights().vector, DEFAULT_WEIGHT_VECTOR);
+        assert!(r.explain);
+    }
+
+    #[test]
+    fn rejects_bad_queries() {
+        assert_eq!(
+            recall(r#"{"query":"   "}"#).unwrap_err().code,
+            "invalid_query"
+        );
+        let long = format!(r#"{{"query":"{}"}}"#, "a".repeat(MAX_QUERY_CHARS + 1));
+        let e = recall(&long).unwrap_err();
+        assert_eq!(e.code, "invalid_query");
+        assert!(e.message.contains("1001"), "{}", e.message);
+        assert_eq!(
+            recall(r#"{"limit":3}"#).unwrap_err().code,
+            "invalid_request"
+        );
+        assert_eq!(
+            recall(r#"{"query":3}"#).unwrap_err().code,
+            "invalid_request"
+        );
+    }
+
+    #[test]
+    fn rejects_out_of_range_options() {
+        for (body, code) in [
+            (r#"{"query":"q","limit":0}"#, "invalid_limit"),
+            (r#"{"query":"q","limit":51}"#, "invalid_limit"),
+            (r#"{"query":"q","limit":-1}"#, "invalid_limit"),
+            (r#"{"query":"q","limit":1.5}"#, "invalid_request"),
+            (r#"{"query":"q","kinds":[]}"#, "invalid_kinds"),
+            (r#"{"query":"q","kinds":["doc"]}"#, "invalid_kinds"),
+            (
+                r#"{"query":"q","weights":{"vector":-1}}"#,
+                "invalid_weights",
+            ),
+            (
+                r#"{"query":"q","weights":{"vector":1e9}}"#,
+                "invalid_weights",
+            ),
+            (
+                r#"{"query":"q","weights":{"semantic":1}}"#,
+                "invalid_request",
+            ),
+            (r#"{"query":"q","explain":"yes"}"#, "invalid_request"),
+        ] {
+            let e = recall(body).unwrap_err();
+            assert_eq!((e.status, e.code), (400, code), "{body}: {}", e.message);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let e = recall(r#"{"query":"q","lmit":3}"#).unwrap_err();
+        assert_eq!(e.code, "invalid_request");
+        assert!(e.message.contains("lmit"), "{}", e.message);
+    }
+
+    #[test]
+    fn malformed_and_empty_bodies() {
+        assert_eq!(recall("{").unwrap_err().code, "invalid_json");
+        assert_eq!(recall("not json").unwrap_err().code, "invalid_json");
+        assert_eq!(recall("").unwrap_err().code, "invalid_json");
+        assert_eq!(recall("[]").unwrap_err().code, "invalid_request");
+    }
+
+    #[test]
+    fn oversized_bodies_are_413() {
+        assert_eq!(check_size(Some("65537")).unwrap_err().status, 413);
+        assert!(check_size(Some("65536")).is_ok());
+        assert!(check_size(Some("garbage")).is_ok());
+        assert!(check_size(None).is_ok());
+        let big = vec![b' '; MAX_BODY_BYTES + 1];
+        assert_eq!(parse_recall(&big).unwrap_err().status, 413);
+        assert_eq!(parse_memory(&big).unwrap_err().status, 413);
+    }
+
+    #[test]
+    fn memories() {
+        let m = parse_memory(br#"{"text":"deploy on fridays is banned","key":"deploy-policy"}"#)
+            .unwrap();
+        assert_eq!(m.key.as_deref(), Some("deploy-policy"));
+        assert_eq!(
+            parse_memory(br#"{"text":""}"#).unwrap_err().code,
+            "invalid_text"
+        );
+        assert_eq!(
+            parse_memory(br#"{"text":"t","key":""}"#).unwrap_err().code,
+            "invalid_key"
+        );
+        assert_eq!(
+            parse_memory(br#"{"text":"t","key":"a\nb"}"#)
+                .unwrap_err()
+                .code,
+            "invalid_key"
+        );
+        assert_eq!(
+            parse_memory(br#"{"text":"t","tags":[]}"#).unwrap_err().code,
+            "invalid_request"
+        );
+        let long = format!(r#"{{"text":"{}"}}"#, "x".repeat(MAX_MEMORY_BYTES + 1));
+        assert_eq!(
+            parse_memory(long.as_bytes()).unwrap_err().code,
+            "invalid_text"
+        );
+    }
+
+    #[test]
+    fn response_is_the_design_contract() {
+        let r = recall(r#"{"query":"q"}"#).unwrap();
+        let rows = vec![FusedRow {
+            id: 7,
+            kind: "chunk".into(),
+            source: Some("a.md".into()),
+            breadcrumb: Some("A > B".into()),
+            key: None,
+            content: "A > B\n\ntext".into(),
+            rrf_score: 0.5,
+            similarity: 0.25,
+            vector_rank: Some(1),
+            keyword_rank: None,
+            entity_rank: Some(2),
+        }];
+        let v = serde_json::to_value(recall_response(&r, &rows, 12, None)).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "query": "q",
+                "results": [{
+                    "id": 7, "kind": "chunk", "source": "a.md", "breadcrumb": "A > B",
+                    "key": null, "content": "A > B\n\ntext", "rrfScore": 0.5, "similarity": 0.25,
+                    "ranks": {"vector": 1, "keyword": null, "entity": 2}
+                }],
+                "tookMs": 12
+            })
+        );
+    }
+
+    #[test]
+    fn explain_contributions_sum_to_the_score_formula() {
+        let r = recall(r#"{"query":"q","explain":true,"weights":{"entity":1}}"#).unwrap();
+        let rows = vec![FusedRow {
+            id: 1,
+            kind: "memory".into(),
+            source: None,
+            breadcrumb: None,
+            key: Some("k".into()),
+            content: "c".into(),
+            rrf_score: 0.0,
+            similarity: 0.0,
+            vector_rank: Some(1),
+            keyword_rank: Some(3),
+            entity_rank: None,
+        }];
+        let resp = recall_response(&r, &rows, 0, None);
+        let c = resp.results[0].contributions.as_ref().unwrap();
+        assert_eq!(c.vector, 1.0 / 61.0);
+        assert_eq!(c.keyword, 2.0 / 63.0);
+        assert_eq!(c.entity, 0.0);
+    }
+}

@@ -1,0 +1,217 @@
+//! Every failure a client can see: an HTTP status, a stable machine-readable `code` and a
+//! message that says what to do. Internal details (database errors, socket errors) are logged by
+//! the worker and never put in a response body, except the store's own embedder-mismatch text,
+//! which names both embedders and nothing else.
+
+use serde::Serialize;
+
+/// Seconds a client should wait before retrying when the database is unavailable.
+pub const RETRY_AFTER_SECS: u32 = 5;
+
+/// A client-visible error: `{"error": {"code", "message"}}` with `status`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+    /// Sent as `Retry-After` (seconds) when set.
+    pub retry_after: Option<u32>,
+}
+
+#[derive(Serialize)]
+struct Body<'a> {
+    error: Inner<'a>,
+}
+
+#[derive(Serialize)]
+struct Inner<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+impl ApiError {
+    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::new(400, code, message)
+    }
+
+    pub fn unauthorized(message: impl Into<String>) -> ApiError {
+        ApiError::new(401, "unauthorized", message)
+    }
+
+    pub fn too_large(limit: usize) -> ApiError {
+        ApiError::new(
+            413,
+            "payload_too_large",
+            format!("request body is larger than {limit} bytes; send a smaller body"),
+        )
+    }
+
+    pub fn not_found(path: &str) -> ApiError {
+        ApiError::new(
+            404,
+            "not_found",
+            format!(
+                "no route {}; the routes are POST /v1/recall, POST /v1/memories, GET /v1/health, GET /v1/openapi.json",
+                truncate(path, 100)
+            ),
+        )
+    }
+
+    pub fn method_not_allowed(allowed: &'static str) -> ApiError {
+        ApiError::new(
+            405,
+            "method_not_allowed",
+            format!("this route accepts {allowed} only"),
+        )
+    }
+
+    /// The database could not be reached, or did not answer in time: retry later.
+    pub fn unavailable(message: impl Into<String>) -> ApiError {
+        ApiError {
+            retry_after: Some(RETRY_AFTER_SECS),
+            ..ApiError::new(503, "database_unavailable", message)
+        }
+    }
+
+    /// A fault of the deployment or the worker; details are in the worker's log.
+    pub fn internal() -> ApiError {
+        ApiError::new(
+            500,
+            "internal",
+            "the worker failed to answer; the details are in its log",
+        )
+    }
+
+    /// The worker is deployed without what it needs (a database, the token map).
+    pub fn misconfigured(what: &str) -> ApiError {
+        ApiError::new(
+            500,
+            "misconfigured",
+            format!("the worker is misconfigured: {what}; see docs/WORKER.md"),
+        )
+    }
+
+    /// The JSON body.
+    pub fn body(&self) -> String {
+        serde_json::to_string(&Body {
+            error: Inner {
+                code: self.code,
+                message: &self.message,
+            },
+        })
+        // Serializing two strings cannot fail; keep a literal fallback rather than a panic.
+        .unwrap_or_else(|_| r#"{"error":{"code":"internal","message":"error"}}"#.to_string())
+    }
+}
+
+/// How a store error looks to a client, decided from its SQLSTATE (`None`: no answer from the
+/// server at all: a refused, reset or closed connection).
+pub fn from_sqlstate(sqlstate: Option<&str>) -> ApiError {
+    let Some(state) = sqlstate else {
+        return ApiError::unavailable("the database is unreachable; retry shortly");
+    };
+    match state {
+        // connection_exception class, admin/crash shutdown, cannot_connect_now,
+        // too_many_connections, query_canceled (statement timeout), lock timeout.
+        s if s.starts_with("08") => {
+            ApiError::unavailable("the database connection failed; retry shortly")
+        }
+        "57P01" | "57P02" | "57P03" => {
+            ApiError::unavailable("the database is restarting; retry shortly")
+        }
+        "53300" | "53400" => ApiError::unavailable("the database is at capacity; retry shortly"),
+        "57014" | "55P03" => ApiError::unavailable("the database did not answer in time; retry"),
+        // undefined_function / undefined_table: the migrations were not applied.
+        "42883" | "42P01" => ApiError::new(
+            500,
+            "store_not_migrated",
+            "the database has no memloom schema; apply the migrations in sql/ (see sql/README.md)",
+        ),
+        _ => ApiError::internal(),
+    }
+}
+
+/// The store refused the worker's embedder: `message` is the store's own text, which names
+/// both embedders (`query embedded with hash-v2 (256 dimensions), store built with hash-v1 ...`).
+pub fn embedder_mismatch(message: &str) -> ApiError {
+    ApiError::new(409, "embedder_mismatch", truncate(message, 400))
+}
+
+/// At most `max` bytes of `s`, cut on a character boundary.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}...", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn body_is_the_error_envelope() {
+        let e = ApiError::bad_request("invalid_request", "query is \"empty\"");
+        let v: serde_json::Value = serde_json::from_str(&e.body()).unwrap();
+        assert_eq!(v["error"]["code"], "invalid_request");
+        assert_eq!(v["error"]["message"], "query is \"empty\"");
+        assert_eq!(v.as_object().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn no_answer_means_unavailable_with_retry() {
+        let e = from_sqlstate(None);
+        assert_eq!(
+            (e.status, e.code, e.retry_after),
+            (503, "database_unavailable", Some(5))
+        );
+    }
+
+    #[test]
+    fn connection_class_and_shutdowns_are_503() {
+        for s in ["08006", "08001", "57P01", "57P03", "53300", "57014"] {
+            assert_eq!(from_sqlstate(Some(s)).status, 503, "{s}");
+            assert!(from_sqlstate(Some(s)).retry_after.is_some(), "{s}");
+        }
+    }
+
+    #[test]
+    fn missing_schema_says_migrate() {
+        let e = from_sqlstate(Some("42883"));
+        assert_eq!((e.status, e.code), (500, "store_not_migrated"));
+        assert!(e.message.contains("migrations"));
+    }
+
+    #[test]
+    fn other_database_errors_are_internal_and_say_nothing() {
+        let e = from_sqlstate(Some("XX000"));
+        assert_eq!((e.status, e.code), (500, "internal"));
+        assert!(!e.message.contains("XX000"));
+    }
+
+    #[test]
+    fn embedder_mismatch_is_409_and_keeps_the_store_text() {
+        let e = embedder_mismatch("query embedded with hash-v1 (256 dimensions), store built with api:m-v1 (1536 dimensions)");
+        assert_eq!(e.status, 409);
+        assert!(e.message.contains("hash-v1") && e.message.contains("api:m-v1"));
+    }
+
+    #[test]
+    fn truncate_respects_char_boundaries() {
+        assert_eq!(truncate("héllo", 2), "h...");
+        assert_eq!(truncate("abc", 3), "abc");
+    }
+}

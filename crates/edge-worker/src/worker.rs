@@ -1,0 +1,512 @@
+//! The fetch handler (wasm32 only): routes, auth, the query embedding, and Postgres over a
+//! workerd TCP socket. Every failure becomes an [`ApiError`] response; nothing here unwraps
+//! data, because a panic in workerd hangs the request and resets the module.
+
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::future::{join, select, Either};
+use tokio_postgres::types::Type;
+use tokio_postgres::Client;
+use worker::postgres_tls::PassthroughTls;
+use worker::{
+    event, Context, Date, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response,
+    SecureTransport, Socket,
+};
+
+use crate::api::{self, DatabaseHealth, EmbedderHealth, Explain, HealthResponse, MemoryResponse};
+use crate::auth::{self, TokenMap};
+use crate::config::{self, DbTarget, EmbedderConfig, Timeouts, DEFAULT_EMBED_TIMEOUT_MS};
+use crate::error::{self, ApiError};
+use crate::log::RequestLog;
+use crate::route::{route, Route};
+
+const OPENAPI: &str = include_str!("../openapi.json");
+
+#[event(fetch)]
+async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+    let start = now();
+    let method = req.method().to_string();
+    let mut log = RequestLog {
+        method: method.clone(),
+        route: "unknown",
+        ..RequestLog::default()
+    };
+    let outcome = match route(&method, &req.path()) {
+        Ok(r) => {
+            log.route = r.name();
+            dispatch(r, req, &env, &ctx, &mut log, start).await
+        }
+        Err(e) => Err(e),
+    };
+    let response = match outcome {
+        Ok(resp) => Ok(resp),
+        Err(e) => {
+            log.code = Some(e.code);
+            error_response(&e)
+        }
+    };
+    let status = response.as_ref().map_or(500, Response::status_code);
+    log.total_ms = now().saturating_sub(start);
+    worker::console_log!("{}", log.finish(status).line());
+    response
+}
+
+async fn dispatch(
+    r: Route,
+    mut req: Request,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Response, ApiError> {
+    if r == Route::OpenApi {
+        return respond(200, OPENAPI.to_string());
+    }
+    if r == Route::Health {
+        return handle_health(env, ctx, log, start).await;
+    }
+    let namespace = authenticate(&req, env, log)?;
+    log.namespace = Some(namespace.clone());
+    let length = req.headers().get("content-length").ok().flatten();
+    api::check_size(length.as_deref())?;
+    let body = req.bytes().await.map_err(|e| {
+        log.detail = Some(format!("reading the body: {e}"));
+        ApiError::bad_request("invalid_body", "the request body could not be read")
+    })?;
+    match r {
+        Route::Recall => handle_recall(&body, &namespace, env, ctx, log, start).await,
+        _ => handle_remember(&body, &namespace, env, ctx, log, start).await,
+    }
+}
+
+/// `POST /v1/recall`: embed the query, then one `memloom_fuse` (pipelined with the embedder
+/// check, so one network round trip after the startup).
+async fn handle_recall(
+    body: &[u8],
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Response, ApiError> {
+    let recall = api::parse_recall(body)?;
+    log.query_chars = Some(recall.query.chars().count());
+    let embedder = embedder_config(env, log)?;
+    let t = now();
+    let embedding = embed_query(&embedder, &recall.query, env, log).await?;
+    let embed_ms = now().saturating_sub(t);
+    log.embed_ms = Some(embed_ms);
+    let params = recall.fuse_params(embedding, namespace);
+    let identity = embedder.identity();
+    let rows = with_db(env, ctx, log, move |client| async move {
+        let check = check_embedder(&client, &identity);
+        let fuse = memloom_sql::fuse(&client, &params);
+        let (checked, fused) = join(check, fuse).await;
+        checked?;
+        fused.map_err(|e| store_error(&e))
+    })
+    .await?;
+    log.results = Some(rows.len());
+    let explain = recall.explain.then(|| Explain {
+        embedder: embedder.label(),
+        k: f64::from(memloom_core::fuse::DEFAULT_RRF_K),
+        weights: recall.effective_weights(),
+        embed_ms,
+        connect_ms: log.connect_ms.unwrap_or(0),
+        query_ms: log.query_ms.unwrap_or(0),
+    });
+    let took = now().saturating_sub(start);
+    let out = api::recall_response(&recall, &rows, took, explain);
+    respond(200, to_json(&out)?)
+}
+
+/// `POST /v1/memories`: embed the text, then `memloom_remember` (which supersedes the key's
+/// active version in the same transaction).
+async fn handle_remember(
+    body: &[u8],
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Response, ApiError> {
+    let memory = api::parse_memory(body)?;
+    log.query_chars = Some(memory.text.chars().count());
+    let embedder = embedder_config(env, log)?;
+    let t = now();
+    let embedding = embed_query(&embedder, &memory.text, env, log).await?;
+    log.embed_ms = Some(now().saturating_sub(t));
+    let identity = embedder.identity();
+    let ns = namespace.to_string();
+    let (text, key) = (memory.text.clone(), memory.key.clone());
+    let saved = with_db(env, ctx, log, move |client| async move {
+        let check = check_embedder(&client, &identity);
+        let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
+        let (checked, saved) = join(check, save).await;
+        checked?;
+        saved.map_err(|e| store_error(&e))
+    })
+    .await?;
+    let out = MemoryResponse {
+        id: saved.id,
+        version: saved.version,
+        key: memory.key.as_deref(),
+        took_ms: now().saturating_sub(start),
+    };
+    respond(201, to_json(&out)?)
+}
+
+/// `GET /v1/health`: can the database be reached, which schema and embedder does it have.
+async fn handle_health(
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Response, ApiError> {
+    let embedder = embedder_config(env, log)?;
+    let via = if env.hyperdrive("DB").is_ok() {
+        "hyperdrive"
+    } else {
+        "database_url"
+    };
+    let meta = with_db(env, ctx, log, |client| async move {
+        let row = client
+            .query_typed_one(
+                "SELECT embedder_name, embedder_version, embedder_dims, schema_version FROM memloom_meta",
+                &[],
+            )
+            .await
+            .map_err(|e| pg_error(&e))?;
+        let get = |i: usize| row.try_get::<_, i32>(i).map_err(|e| pg_error(&e));
+        let name: String = row.try_get(0).map_err(|e| pg_error(&e))?;
+        Ok((name, get(1)?, get(2)?, get(3)?))
+    })
+    .await;
+    let took_ms = now().saturating_sub(start);
+    let (status, body) = match meta {
+        Ok((name, version, dims, schema)) => {
+            let store = (name, version, dims);
+            let matches = store == embedder.identity();
+            let health = HealthResponse {
+                status: "ok",
+                database: DatabaseHealth {
+                    reachable: true,
+                    via,
+                    schema_version: Some(schema),
+                },
+                embedder: EmbedderHealth {
+                    worker: embedder.label(),
+                    store: Some(format!("{}-v{} ({} dimensions)", store.0, store.1, store.2)),
+                    matches: Some(matches),
+                },
+                took_ms,
+            };
+            (200, to_json(&health)?)
+        }
+        Err(e) if e.status == 503 => {
+            let health = HealthResponse {
+                status: "unavailable",
+                database: DatabaseHealth {
+                    reachable: false,
+                    via,
+                    schema_version: None,
+                },
+                embedder: EmbedderHealth {
+                    worker: embedder.label(),
+                    store: None,
+                    matches: None,
+                },
+                took_ms,
+            };
+            let resp = respond(503, to_json(&health)?)?;
+            return with_retry_after(resp, &e);
+        }
+        Err(e) => return Err(e),
+    };
+    respond(status, body)
+}
+
+/// The namespace of the request's bearer token.
+fn authenticate(req: &Request, env: &Env, log: &mut RequestLog) -> Result<String, ApiError> {
+    let header = req.headers().get("authorization").ok().flatten();
+    let token = auth::bearer_token(header.as_deref())?;
+    let raw = binding(env, "MEMLOOM_TOKENS")
+        .ok_or_else(|| ApiError::misconfigured("the MEMLOOM_TOKENS secret is not set"))?;
+    let map = TokenMap::parse(&raw).map_err(|e| {
+        log.detail = Some(e);
+        ApiError::misconfigured("the MEMLOOM_TOKENS secret is not a valid token map")
+    })?;
+    map.namespace(token)
+        .map(str::to_string)
+        .ok_or_else(auth::unknown_token)
+}
+
+fn embedder_config(env: &Env, log: &mut RequestLog) -> Result<EmbedderConfig, ApiError> {
+    EmbedderConfig::from_vars(
+        binding(env, "MEMLOOM_EMBED_URL").as_deref(),
+        binding(env, "MEMLOOM_EMBED_MODEL").as_deref(),
+        binding(env, "MEMLOOM_EMBED_DIMS").as_deref(),
+    )
+    .map_err(|e| {
+        log.detail = Some(e);
+        ApiError::misconfigured("the embedder settings (MEMLOOM_EMBED_*) are invalid")
+    })
+}
+
+/// hash-v1 in WebAssembly (bit-identical to the npm build), or one call of the configured API.
+async fn embed_query(
+    embedder: &EmbedderConfig,
+    text: &str,
+    env: &Env,
+    log: &mut RequestLog,
+) -> Result<Vec<f32>, ApiError> {
+    let EmbedderConfig::Api { endpoint, dims, .. } = embedder else {
+        return Ok(memloom_core::embed(text));
+    };
+    let failed = |detail: String, log: &mut RequestLog| {
+        log.detail = Some(detail);
+        ApiError::new(
+            502,
+            "embedding_failed",
+            "the embeddings API did not return a usable embedding; retry, or check the worker's MEMLOOM_EMBED_* settings",
+        )
+    };
+    let headers = Headers::new();
+    let _ = headers.set("content-type", "application/json");
+    if let Some(key) = binding(env, "MEMLOOM_EMBED_KEY") {
+        let _ = headers.set("authorization", &format!("Bearer {key}"));
+    }
+    let body = embedder.request_body(text).unwrap_or_default();
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(headers)
+        .with_body(Some(body.into()));
+    let request = match Request::new_with_init(endpoint, &init) {
+        Ok(r) => r,
+        Err(e) => return Err(failed(format!("building the request: {e}"), log)),
+    };
+    let fetch = Fetch::Request(request);
+    let mut resp = match timeout(DEFAULT_EMBED_TIMEOUT_MS, fetch.send()).await {
+        Some(Ok(r)) => r,
+        Some(Err(e)) => return Err(failed(format!("embeddings API: {e}"), log)),
+        None => return Err(failed("embeddings API timed out".into(), log)),
+    };
+    let status = resp.status_code();
+    let bytes = resp.bytes().await.unwrap_or_default();
+    if status != 200 {
+        let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).to_string();
+        return Err(failed(
+            format!("embeddings API answered {status}: {detail}"),
+            log,
+        ));
+    }
+    config::parse_embedding(&bytes, *dims).map_err(|e| failed(e, log))
+}
+
+/// `memloom_check_embedder`: 409 naming both embedders when the store was built differently.
+async fn check_embedder(client: &Client, identity: &(String, i32, i32)) -> Result<(), ApiError> {
+    let (name, version, dims) = identity;
+    client
+        .query_typed(
+            "SELECT memloom_check_embedder($1, $2, $3)",
+            &[
+                (name, Type::TEXT),
+                (version, Type::INT4),
+                (dims, Type::INT4),
+            ],
+        )
+        .await
+        .map(|_| ())
+        .map_err(|e| pg_error(&e))
+}
+
+fn pg_error(e: &tokio_postgres::Error) -> ApiError {
+    match e.as_db_error() {
+        Some(db) if db.code() == &tokio_postgres::error::SqlState::DATA_EXCEPTION => {
+            error::embedder_mismatch(db.message())
+        }
+        _ => error::from_sqlstate(e.code().map(|c| c.code())),
+    }
+}
+
+fn store_error(e: &memloom_sql::Error) -> ApiError {
+    match (e.kind(), e.sqlstate()) {
+        (memloom_sql::ErrorKind::InvalidInput, _) => {
+            ApiError::bad_request("invalid_request", e.to_string())
+        }
+        (_, Some("22000")) => error::embedder_mismatch(&e.to_string()),
+        (_, state) => error::from_sqlstate(state),
+    }
+}
+
+/// Where to connect: the Hyperdrive binding `DB` when present, else the `DATABASE_URL` secret.
+fn db_target(env: &Env) -> Result<DbTarget, ApiError> {
+    if let Ok(hd) = env.hyperdrive("DB") {
+        let mut t = config::db_target(&hd.connection_string(), "the Hyperdrive binding DB")
+            .map_err(|e| ApiError::misconfigured(&e))?;
+        // As Cloudflare's example: StartTLS to Hyperdrive, which answers the SSLRequest.
+        t.host = hd.host();
+        t.port = hd.port();
+        t.config.ssl_mode(tokio_postgres::config::SslMode::Prefer);
+        t.tls = true;
+        return Ok(t);
+    }
+    let url = binding(env, "DATABASE_URL").ok_or_else(|| {
+        ApiError::misconfigured("neither a Hyperdrive binding DB nor a DATABASE_URL secret is set")
+    })?;
+    config::db_target(&url, "DATABASE_URL").map_err(|e| ApiError::misconfigured(&e))
+}
+
+/// Opens a connection within the connect timeout, runs `work` with the client within the query
+/// timeout while driving the connection in the same task, and closes it cleanly (the client is
+/// dropped at the end of `work`, so tokio-postgres sends Terminate and shuts the socket).
+async fn with_db<T, F, Fut>(
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    work: F,
+) -> Result<T, ApiError>
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let target = db_target(env)?;
+    let timeouts = Timeouts::from_vars(
+        binding(env, "MEMLOOM_CONNECT_TIMEOUT_MS").as_deref(),
+        binding(env, "MEMLOOM_QUERY_TIMEOUT_MS").as_deref(),
+    )
+    .map_err(|e| ApiError::misconfigured(&e))?;
+    let t = now();
+    let transport = if target.tls {
+        SecureTransport::StartTls
+    } else {
+        SecureTransport::Off
+    };
+    let socket = Socket::builder()
+        .secure_transport(transport)
+        .connect(target.host.clone(), target.port)
+        .map_err(|e| {
+            log.detail = Some(format!("opening the socket: {e}"));
+            ApiError::unavailable("the database is unreachable; retry shortly")
+        })?;
+    let connected = timeout(
+        timeouts.connect_ms,
+        target.config.connect_raw(socket, PassthroughTls),
+    )
+    .await;
+    log.connect_ms = Some(now().saturating_sub(t));
+    let (client, connection) = match connected {
+        Some(Ok(pair)) => pair,
+        Some(Err(e)) => {
+            log.detail = Some(format!("connecting: {e}"));
+            return Err(pg_error(&e));
+        }
+        None => {
+            log.detail = Some(format!(
+                "connect timed out after {} ms",
+                timeouts.connect_ms
+            ));
+            return Err(ApiError::unavailable(format!(
+                "the database did not accept a connection within {} ms; retry shortly",
+                timeouts.connect_ms
+            )));
+        }
+    };
+    let t = now();
+    // Drive the connection and the work in this task. When the work ends first (the usual
+    // case) its client is gone, so the connection is sending Terminate and closing the socket:
+    // let it finish after the response, under `wait_until`, instead of delaying the answer.
+    let driven = async {
+        match select(Box::pin(connection), Box::pin(work(client))).await {
+            Either::Left((conn, work)) => (conn.err(), work.await),
+            Either::Right((result, connection)) => {
+                ctx.wait_until(async move {
+                    let _ = timeout(1_000, connection).await;
+                });
+                (None, result)
+            }
+        }
+    };
+    let done = timeout(timeouts.query_ms, driven).await;
+    log.query_ms = Some(now().saturating_sub(t));
+    match done {
+        Some((conn_error, result)) => {
+            if let Some(e) = &conn_error {
+                log.detail = Some(format!("connection: {e}"));
+            }
+            if let Err(e) = &result {
+                if log.detail.is_none() && e.status >= 500 {
+                    log.detail = Some(format!("store: {}", e.message));
+                }
+            }
+            result
+        }
+        None => {
+            log.detail = Some(format!("queries timed out after {} ms", timeouts.query_ms));
+            Err(ApiError::unavailable(format!(
+                "the database did not answer within {} ms; retry shortly",
+                timeouts.query_ms
+            )))
+        }
+    }
+}
+
+/// `fut`'s output, or `None` when `ms` pass first.
+async fn timeout<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
+    let fut = std::pin::pin!(fut);
+    let delay = std::pin::pin!(Delay::from(Duration::from_millis(u64::from(ms))));
+    match select(fut, delay).await {
+        Either::Left((out, _)) => Some(out),
+        Either::Right(_) => None,
+    }
+}
+
+/// A string var or secret.
+fn binding(env: &Env, name: &str) -> Option<String> {
+    env.var(name)
+        .ok()
+        .map(|v| v.to_string())
+        .filter(|v| !v.is_empty())
+}
+
+fn now() -> u64 {
+    Date::now().as_millis()
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> Result<String, ApiError> {
+    serde_json::to_string(value).map_err(|_| ApiError::internal())
+}
+
+fn respond(status: u16, body: String) -> Result<Response, ApiError> {
+    let headers = Headers::new();
+    let _ = headers.set("content-type", "application/json; charset=utf-8");
+    let _ = headers.set("cache-control", "no-store");
+    Response::from_bytes(body.into_bytes())
+        .map(|r| r.with_status(status).with_headers(headers))
+        .map_err(|_| ApiError::internal())
+}
+
+fn with_retry_after(resp: Response, e: &ApiError) -> Result<Response, ApiError> {
+    let mut resp = resp;
+    if let Some(secs) = e.retry_after {
+        let _ = resp.headers_mut().set("retry-after", &secs.to_string());
+    }
+    Ok(resp)
+}
+
+fn error_response(e: &ApiError) -> worker::Result<Response> {
+    let mut resp = match respond(e.status, e.body()) {
+        Ok(r) => r,
+        Err(_) => return Response::error("internal error", 500),
+    };
+    if let Some(secs) = e.retry_after {
+        let _ = resp.headers_mut().set("retry-after", &secs.to_string());
+    }
+    if e.status == 401 {
+        let _ = resp
+            .headers_mut()
+            .set("www-authenticate", "Bearer realm=\"memloom\"");
+    }
+    Ok(resp)
+}

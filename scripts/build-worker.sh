@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Build memloom's edge worker (crates/edge-worker) without worker-build (which downloads from
+# GitHub): cargo (wasm32, release) + the wasm-bindgen CLI at the locked version (--target web)
+# + the hand-written entry module, into target/edge-worker/. Installs wrangler (pinned in
+# crates/edge-worker/package-lock.json) when missing. Prints the bundle size.
+#
+#   bash scripts/build-worker.sh          build only
+#   bash scripts/build-worker.sh --dev    build, then `wrangler dev` on 127.0.0.1 (port $PORT or
+#                                         8787; DATABASE_URL and MEMLOOM_TOKENS from the env)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+log() { echo "build-worker: $*" >&2; }
+die() { echo "build-worker: error: $*" >&2; exit 2; }
+
+command -v node >/dev/null || die "node not found: install Node.js 20"
+bash "$ROOT/scripts/ensure-wasm-bindgen.sh"
+export PATH="$HOME/.cargo/bin:$PATH"
+
+log "cargo build -p edge-worker (wasm32, release)"
+cargo build -q -p edge-worker --target wasm32-unknown-unknown --release >&2
+
+out="$ROOT/target/edge-worker"
+rm -rf "$out.tmp" && mkdir -p "$out.tmp"
+wasm-bindgen --target web --out-dir "$out.tmp" --no-typescript \
+  --remove-name-section --remove-producers-section \
+  target/wasm32-unknown-unknown/release/edge_worker.wasm
+cp "$ROOT/crates/edge-worker/js/entry.mjs" "$out.tmp/entry.mjs"
+rm -rf "$out" && mv "$out.tmp" "$out"
+
+# wrangler (workerd) for running locally and deploying; npm ci only when the lock changed.
+tools="$ROOT/crates/edge-worker"
+if [ ! -x "$tools/node_modules/.bin/wrangler" ] || [ "$tools/package-lock.json" -nt "$tools/node_modules" ]; then
+  log "installing wrangler (crates/edge-worker/package-lock.json)"
+  (cd "$tools" && npm ci --no-audit --no-fund >&2 && touch node_modules)
+fi
+
+raw=$(wc -c < "$out/edge_worker_bg.wasm")
+gz=$(gzip -9c "$out/edge_worker_bg.wasm" | wc -c)
+glue=$(cat "$out/edge_worker.js" "$out/entry.mjs" | gzip -9c | wc -c)
+log "target/edge-worker/edge_worker_bg.wasm: $raw bytes, $gz gzipped (+ $glue gzipped JS)"
+echo "bundle_gzip_bytes=$((gz + glue))" > "$out/size.txt"
+
+if [ "${1:-}" = "--dev" ]; then
+  export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+  unset CLOUDFLARE_API_TOKEN
+  vars=()
+  [ -n "${DATABASE_URL:-}" ] && vars+=(--var "DATABASE_URL:$DATABASE_URL")
+  [ -n "${MEMLOOM_TOKENS:-}" ] && vars+=(--var "MEMLOOM_TOKENS:$MEMLOOM_TOKENS")
+  exec "$tools/node_modules/.bin/wrangler" dev --config "$ROOT/wrangler.toml" \
+    --ip 127.0.0.1 --port "${PORT:-8787}" --local "${vars[@]}"
+fi
