@@ -90,6 +90,14 @@ fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
             "the request body is empty; send a JSON object",
         ));
     }
+    // serde accepts a struct written as an array (`["q"]`); the API takes objects only.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() {
+        return Err(ApiError::bad_request(
+            "invalid_request",
+            "the request body must be a JSON object",
+        ));
+    }
     serde_json::from_slice(body).map_err(|e| {
         use serde_json::error::Category;
         match e.classify() {
@@ -489,6 +497,8 @@ mod tests {
         assert_eq!(recall("not json").unwrap_err().code, "invalid_json");
         assert_eq!(recall("").unwrap_err().code, "invalid_json");
         assert_eq!(recall("[]").unwrap_err().code, "invalid_request");
+        assert_eq!(recall(r#"["q"]"#).unwrap_err().code, "invalid_request");
+        assert_eq!(recall("\"q\"").unwrap_err().code, "invalid_request");
     }
 
     #[test]

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# End-to-end test of the edge worker: builds it (scripts/build-worker.sh), starts a throwaway
+# PostgreSQL 15 + pgvector (scripts/pg.sh; installed when missing), migrates and loads
+# examples/notes into namespace team-a, makes tokens for team-a and team-b, runs the worker in
+# workerd (wrangler dev) on a free 127.0.0.1 port, then runs tests/worker/e2e.test.mjs
+# (node:test). Everything started here is stopped on exit. Exit 0 when all tests pass.
+# Also runs the native unit tests (cargo test -p edge-worker) first.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+log() { echo "test-worker: $*" >&2; }
+die() { echo "test-worker: error: $*" >&2; exit 2; }
+
+command -v node >/dev/null || die "node not found: install Node.js 20"
+command -v psql >/dev/null || bash scripts/pg.sh install
+
+WORK="$(mktemp -d /tmp/memloom-worker-test.XXXXXX)"
+export MEMLOOM_PG_STATE="$WORK/pg"
+WRANGLER_PID=""
+cleanup() {
+  local rc=$?
+  if [ -n "$WRANGLER_PID" ]; then
+    # wrangler was started with setsid: its process group is its own pid (workerd included).
+    kill -TERM -- "-$WRANGLER_PID" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$WRANGLER_PID" 2>/dev/null || break; sleep 0.3; done
+    kill -KILL -- "-$WRANGLER_PID" 2>/dev/null || true
+  fi
+  bash "$ROOT/scripts/pg.sh" stop 2>/dev/null || true
+  if [ $rc -ne 0 ] && [ -f "$WORK/wrangler.log" ]; then
+    log "wrangler log (last 40 lines):"; tail -n 40 "$WORK/wrangler.log" >&2
+  fi
+  rm -rf "$WORK"
+  exit $rc
+}
+trap cleanup EXIT INT TERM
+
+log "native unit tests"
+cargo test -q -p edge-worker --lib >&2
+
+bash scripts/pg.sh install
+bash scripts/build-worker.sh
+log "building the seed tool"
+cargo build -q -p edge-worker --example seed >&2
+SEED="$ROOT/target/debug/examples/seed"
+
+URL="$(bash scripts/pg.sh start)"
+"$SEED" ingest "$URL" team-a "$ROOT/examples/notes"
+
+# Two fresh random tokens; the worker gets only their SHA-256 hashes.
+TOKEN_A="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
+TOKEN_B="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
+hash() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
+umask 077
+printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-a","%s":"team-b"}\n' \
+  "$URL" "$(hash "$TOKEN_A")" "$(hash "$TOKEN_B")" > "$WORK/worker.env"
+
+free_port() {
+  local port
+  for _ in $(seq 1 200); do
+    port=$(( 20000 + RANDOM % 30000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
+  done
+  die "no free loopback port"
+}
+PORT="$(free_port)"
+export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
+unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
+log "starting wrangler dev on 127.0.0.1:$PORT"
+started=$(date +%s%N)
+# Run from $WORK so wrangler's .wrangler/ scratch directory lands there.
+(cd "$WORK" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
+  --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$PORT" --local \
+  --env-file "$WORK/worker.env" --persist-to "$WORK/state" \
+  --show-interactive-dev-session=false --log-level info) > "$WORK/wrangler.log" 2>&1 &
+WRANGLER_PID=$!
+WORKER_URL="http://127.0.0.1:$PORT"
+for _ in $(seq 1 120); do
+  if curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null 2>&1; then break; fi
+  kill -0 "$WRANGLER_PID" 2>/dev/null || die "wrangler exited during start"
+  sleep 0.25
+done
+curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null || die "worker not healthy after 30 s"
+log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler start + first request)"
+
+WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" \
+  node --test --test-reporter=spec "$ROOT/tests/worker/e2e.test.mjs"
+
+# No request may have leaked a token or the database URL into the log.
+if grep -qE "$TOKEN_A|$TOKEN_B|postgres://" "$WORK/wrangler.log"; then
+  die "the worker log contains a token or the database URL"
+fi
+log "passed"
