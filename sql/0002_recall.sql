@@ -152,9 +152,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     -- to 1 / (tf + 1/2), tf = 1 / (zeta(2) - H) - 1/2 recovers the count (tests/sql pins it).
     -- A lexeme without positions (an exact identifier) counts once; a tsvector keeps at most
     -- 255 positions per lexeme, so counts saturate there (BM25 saturates long before).
-    SELECT CASE WHEN r <= 0 THEN 0::double precision
-                ELSE greatest(1, round(1 / (1.6449340668482264 - r / 0.060792710185402663) - 0.5)) END
-    FROM (SELECT ts_rank(tsv, term, 0)::double precision AS r) s
+    -- One expression, no FROM: the planner inlines it into the keyword arm's query (a SQL
+    -- function with a sub-select runs as a separate call per row and term, 10x slower).
+    SELECT CASE WHEN ts_rank(tsv, term, 0) <= 0 THEN 0::double precision
+                ELSE greatest(1, round(1 / (1.6449340668482264 - ts_rank(tsv, term, 0)::double precision / 0.060792710185402663) - 0.5)) END
 $$;
 COMMENT ON FUNCTION memloom_term_freq(tsvector, tsquery) IS
 'how often the single lexeme of term occurs in tsv (0 when absent), recovered from ts_rank';
@@ -193,18 +194,20 @@ BEGIN
            array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),
            array_agg(memloom_tsquery_any(ARRAY[q.lexeme]) ORDER BY df, q.lexeme),
            array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE q.exact),
-           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND df <= scan_cap)
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND q.cum_df <= scan_cap)
       INTO lexemes, idfs, terms, exact, rare
-    FROM (SELECT t.lexeme, t.exact, coalesce(st.df, 0) AS df
-          FROM memloom_query_terms(query_text) t
-          LEFT JOIN memloom_term_stats st ON st.namespace = ns AND st.lexeme = t.lexeme
-          ORDER BY coalesce(st.df, 0), t.lexeme
-          LIMIT 32) q;
+    FROM (SELECT w.*, sum(CASE WHEN w.exact THEN 0 ELSE w.df END) OVER (ORDER BY w.df, w.lexeme) AS cum_df
+          FROM (SELECT t.lexeme, t.exact, coalesce(st.df, 0) AS df
+                FROM memloom_query_terms(query_text) t
+                LEFT JOIN memloom_term_stats st ON st.namespace = ns AND st.lexeme = t.lexeme
+                ORDER BY coalesce(st.df, 0), t.lexeme
+                LIMIT 32) w) q;
     IF lexemes IS NULL THEN RETURN; END IF;  -- no terms: abstain
 
     -- Which documents get scored, most selective first; the first tier that matches wins:
     -- 1. the exact identifiers of the query (an identifier query matches only its documents);
-    -- 2. its rare words (df <= scan_cap), so a common word never drags in 100k matches;
+    -- 2. its rarest words, as many as occur in at most scan_cap documents together (by df), so
+    --    a common word never drags in 100k matches and many rare words not 32 x scan_cap;
     -- 3. all words together, then any word, each capped at scan_cap scanned rows (plus the
     --    caller's boost_ids, the vector arm's candidates) to keep p95 bounded.
     IF exact IS NOT NULL THEN tiers := tiers || memloom_tsquery_any(exact); capped := capped || false; END IF;
@@ -219,20 +222,26 @@ BEGIN
         RETURN QUERY
         SELECT c.id,
                sum(t.idf * (tf.f * (bm25_k1 + 1))
-                   / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * length(c.tsv) / coalesce(nullif(avg_len, 0), length(c.tsv)::double precision))))
+                   / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
                    AS score
         FROM (
-            (SELECT m.id, m.tsv FROM memloom_items m
-             WHERE m.tsv @@ tier AND m.namespace = ns AND m.status = 'active'
-               AND (kinds IS NULL OR m.kind = ANY (kinds))
-             LIMIT CASE WHEN capped[i] THEN scan_cap END)
-            UNION
-            (SELECT m.id, m.tsv FROM memloom_items m
-             WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
-               AND m.status = 'active' AND (kinds IS NULL OR m.kind = ANY (kinds)))
+            -- Each candidate once (by id: comparing whole tsvectors is slow), its tsv detoasted
+            -- once (|| copies it) instead of once per term; tf computed once per term (OFFSET 0).
+            SELECT DISTINCT ON (u.id) u.id, u.tsv, length(u.tsv)::double precision AS len
+            FROM (
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv FROM memloom_items m
+                 WHERE m.tsv @@ tier AND m.namespace = ns AND m.status = 'active'
+                   AND (kinds IS NULL OR m.kind = ANY (kinds))
+                 LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                UNION ALL
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv FROM memloom_items m
+                 WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
+                   AND m.status = 'active' AND (kinds IS NULL OR m.kind = ANY (kinds)))
+            ) u
+            ORDER BY u.id
         ) c
         CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
-        CROSS JOIN LATERAL (SELECT memloom_term_freq(c.tsv, t.term) AS f) tf
+        CROSS JOIN LATERAL (SELECT memloom_term_freq(c.tsv, t.term) AS f OFFSET 0) tf
         WHERE tf.f > 0
         GROUP BY c.id
         ORDER BY score DESC, c.id
