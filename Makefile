@@ -3,14 +3,15 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-wasm-build test-sql wasm-target bench
+.PHONY: demo test lint test-core test-wasm-build test-sql test-npm wasm-target bench
 
-## demo: the main job (for now, the core on the sample notes in examples/notes)
+## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
+## sample notes in examples/notes: ingest, remember (one superseded), index, recall
 demo:
-	cargo run -q -p memloom-core --example demo
+	bash npm/demo.sh
 
 ## test: every test (the same command CI runs through .ci/run)
-test: test-core test-wasm-build test-sql
+test: test-core test-wasm-build test-sql test-npm
 
 ## lint: formatting and clippy, as CI runs them
 lint:
@@ -18,11 +19,16 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 test-core:
-	cargo test -p memloom-core
+	cargo test -p memloom-core -p memloom-wasm
 
 # SQL on a real PostgreSQL 15 + pgvector (installed from Debian when missing, throwaway cluster).
 test-sql:
 	bash scripts/test-sql.sh
+
+# The npm package and CLI: golden vectors through the wasm build, the CLI end to end on the
+# embedded store and on a real PostgreSQL, a browser smoke test in Debian's Chromium.
+test-npm:
+	bash scripts/test-npm.sh
 
 wasm-target:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
