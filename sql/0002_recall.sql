@@ -180,6 +180,7 @@ DECLARE
     terms    tsquery[];
     exact    text[];
     rare     text[];
+    exact_df double precision;
     tier     tsquery;
     tiers    tsquery[] := '{}';
     capped   boolean[] := '{}';
@@ -194,8 +195,9 @@ BEGIN
            array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),
            array_agg(memloom_tsquery_any(ARRAY[q.lexeme]) ORDER BY df, q.lexeme),
            array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE q.exact),
-           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND q.cum_df <= scan_cap)
-      INTO lexemes, idfs, terms, exact, rare
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND q.cum_df <= scan_cap),
+           sum(q.df) FILTER (WHERE q.exact)
+      INTO lexemes, idfs, terms, exact, rare, exact_df
     FROM (SELECT w.*, sum(CASE WHEN w.exact THEN 0 ELSE w.df END) OVER (ORDER BY w.df, w.lexeme) AS cum_df
           FROM (SELECT t.lexeme, t.exact, coalesce(st.df, 0) AS df
                 FROM memloom_query_terms(query_text) t
@@ -205,12 +207,15 @@ BEGIN
     IF lexemes IS NULL THEN RETURN; END IF;  -- no terms: abstain
 
     -- Which documents get scored, most selective first; the first tier that matches wins:
-    -- 1. the exact identifiers of the query (an identifier query matches only its documents);
+    -- 1. the exact identifiers of the query (an identifier query matches only its documents),
+    --    capped like tier 3 when they occur in more than scan_cap documents (node.js, fs);
     -- 2. its rarest words, as many as occur in at most scan_cap documents together (by df), so
     --    a common word never drags in 100k matches and many rare words not 32 x scan_cap;
     -- 3. all words together, then any word, each capped at scan_cap scanned rows (plus the
     --    caller's boost_ids, the vector arm's candidates) to keep p95 bounded.
-    IF exact IS NOT NULL THEN tiers := tiers || memloom_tsquery_any(exact); capped := capped || false; END IF;
+    IF exact IS NOT NULL THEN
+        tiers := tiers || memloom_tsquery_any(exact); capped := capped || (exact_df > scan_cap);
+    END IF;
     IF rare IS NOT NULL THEN tiers := tiers || memloom_tsquery_any(rare); capped := capped || false; END IF;
     IF cardinality(lexemes) > 1 THEN
         tiers := tiers || memloom_tsquery_any(lexemes, '&'); capped := capped || true;
