@@ -3,6 +3,7 @@
 // SQL: recall is ONE memloom_fuse call. This file only moves data in and out.
 import migrations from '../sql/migrations.js';
 import { chunk, extractEntities } from './core.js';
+import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { MemloomError } from './errors.js';
 
@@ -170,7 +171,8 @@ export class Store {
 
   // Ingest --------------------------------------------------------------------------------------
   /**
-   * Ingests files and folders (Node) or documents `{source, text}` (any runtime). Idempotent and
+   * Ingests files and folders (Node) or documents `{source, text}` / `{source, file}` (a Blob or
+   * File, any runtime; binary, non-UTF-8 and oversized ones are skipped). Idempotent and
    * incremental: an unchanged file (same content hash) is skipped; a changed file's chunks are
    * replaced in one transaction; files gone from an ingested folder lose their chunks; binary
    * and non-UTF-8 files are skipped with a warning.
@@ -190,8 +192,11 @@ export class Store {
         else loose.push(...g.docs.map((doc) => ({ root: g.root, doc })));
       } else if (input && typeof input.source === 'string' && typeof input.text === 'string') {
         loose.push({ root: input.root ?? '', doc: { source: input.source, load: async () => ({ text: input.text }) } });
+      } else if (input && typeof input.source === 'string' && typeof input.file?.arrayBuffer === 'function') {
+        // A Blob / File (browser file pickers, drag and drop): read when its turn comes.
+        loose.push({ root: input.root ?? '', doc: { source: input.source, load: () => loadBlob(input.file) } });
       } else {
-        throw new MemloomError('ingest takes paths (strings) or documents {source, text}');
+        throw new MemloomError('ingest takes paths (strings) or documents {source, text} / {source, file: Blob}');
       }
     }
     for (const { root, doc } of loose) groups.push({ root, docs: [doc], prune: false });
@@ -385,6 +390,23 @@ export class Store {
       key,
       version: Number(r.version),
       status: r.status,
+      content: r.content,
+      createdAt: new Date(r.created_at).toISOString(),
+    }));
+  }
+
+  /** Active memories, newest first: `{id, key, version, content, createdAt}`. */
+  async memories({ limit = 100 } = {}) {
+    if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
+    const { rows } = await this.db.query(
+      `SELECT id, key, version, content, created_at FROM memloom_items
+       WHERE namespace = $1 AND kind = 'memory' AND status = 'active' ORDER BY id DESC LIMIT $2`,
+      [this.namespace, limit],
+    );
+    return rows.map((r) => ({
+      id: Number(r.id),
+      key: r.key ?? null,
+      version: Number(r.version),
       content: r.content,
       createdAt: new Date(r.created_at).toISOString(),
     }));

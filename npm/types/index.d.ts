@@ -178,6 +178,14 @@ export interface Document {
   root?: string;
 }
 
+/** A Blob or File (browser pickers, drag and drop; Node 20+ too), read when its turn comes. */
+export interface BlobDocument {
+  source: string;
+  file: Blob;
+  /** Groups documents for replacement; default ''. */
+  root?: string;
+}
+
 export interface IngestOptions {
   maxBytes?: number;
   onProgress?: (p: { done: number; total: number; chunks: number; started: number; source: string }) => void;
@@ -262,13 +270,18 @@ export interface StoreStats {
 export class Store {
   readonly namespace: string;
   readonly kind: 'embedded' | 'server';
-  /** Paths (Node: files and folders) or documents. Incremental by content hash. */
-  ingest(inputs: string | Document | Array<string | Document>, options?: IngestOptions): Promise<IngestReport>;
+  /**
+   * Paths (Node: files and folders) or documents (text or Blob/File). Incremental by content
+   * hash; binary, non-UTF-8 and files over 10 MB are skipped with a warning.
+   */
+  ingest(inputs: string | Document | BlobDocument | Array<string | Document | BlobDocument>, options?: IngestOptions): Promise<IngestReport>;
   remember(text: string, options?: { key?: string; metadata?: Record<string, unknown> }): Promise<Remembered>;
   /** In order, one transaction; a later record of a key supersedes an earlier one. */
   rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown> }>): Promise<Remembered[]>;
   forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number }>;
   history(key: string): Promise<MemoryVersion[]>;
+  /** Active memories, newest first (default limit 100). */
+  memories(options?: { limit?: number }): Promise<Array<{ id: number; key: string | null; version: number; content: string; createdAt: string }>>;
   /** ONE memloom_fuse call. */
   recall(query: string, options?: RecallOptions): Promise<Recall>;
   /** Entity extraction over items not indexed yet (feeds the entity arm). */

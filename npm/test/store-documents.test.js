@@ -1,0 +1,62 @@
+// Store additions the browser preview uses: ingesting Blob/File documents (the same skip rules
+// as files on disk) and listing active memories. An in-memory PGlite store, no network.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../src/entry-node.js';
+import { decodeDocument, MAX_DOCUMENT_BYTES } from '../src/decode.js';
+
+let store;
+before(async () => {
+  store = await openStore({});
+});
+after(async () => {
+  await store?.close();
+});
+
+test('decodeDocument: text, binary, non-UTF-8 and oversized bytes', () => {
+  assert.deepEqual(decodeDocument(new TextEncoder().encode('# A\n\nhé')), { text: '# A\n\nhé' });
+  assert.match(decodeDocument(Uint8Array.of(65, 0, 66)).skip, /binary/);
+  assert.match(decodeDocument(Uint8Array.of(0xff, 0xfe, 0x41)).skip, /not valid UTF-8/);
+  assert.match(decodeDocument(new Uint8Array(MAX_DOCUMENT_BYTES + 1).fill(65)).skip, /larger than/);
+});
+
+test('ingest takes File documents, skips binary ones with a warning, and is incremental', async () => {
+  const warnings = [];
+  const progress = [];
+  const docs = [
+    { root: 'notes', source: 'pg.md', file: new File(['# Postgres\n\n## Auth\n\nRules live in pg_hba.conf.\n'], 'pg.md') },
+    { root: 'notes', source: 'logo.png', file: new Blob([Uint8Array.of(0x89, 0x50, 0x4e, 0x47, 0, 0, 1)]) },
+  ];
+  const r = await store.ingest(docs, { onWarning: (w) => warnings.push(w), onProgress: (p) => progress.push(p.done) });
+  assert.equal(r.files, 1);
+  assert.equal(r.added, 1);
+  assert.equal(r.skipped, 1);
+  assert.equal(r.chunks, 1);
+  assert.deepEqual(warnings, [{ source: 'logo.png', path: undefined, reason: 'binary (contains NUL bytes)' }]);
+  assert.deepEqual(progress, [1, 2]);
+  const again = await store.ingest(docs.slice(0, 1));
+  assert.equal(again.unchanged, 1);
+  const { results } = await store.recall('pg_hba.conf', { limit: 1 });
+  assert.equal(results[0].source, 'pg.md');
+  assert.equal(results[0].breadcrumb, 'Postgres > Auth');
+});
+
+test('a document that is neither text nor a Blob is refused with the accepted shapes', async () => {
+  await assert.rejects(store.ingest([{ source: 'x.md', file: 'not a blob' }]), /\{source, file: Blob\}/);
+});
+
+test('memories lists active memories newest first, superseded versions left out', async () => {
+  await store.remember('Deploys freeze on Thursdays.', { key: 'freeze' });
+  await store.remember('Deploys freeze on Fridays.', { key: 'freeze' });
+  await store.remember('The on-call rota lives in the wiki.');
+  const list = await store.memories();
+  assert.deepEqual(
+    list.map((m) => [m.key, m.version, m.content]),
+    [
+      [null, 1, 'The on-call rota lives in the wiki.'],
+      ['freeze', 2, 'Deploys freeze on Fridays.'],
+    ],
+  );
+  assert.equal((await store.memories({ limit: 1 })).length, 1);
+  await assert.rejects(store.memories({ limit: 0 }), /limit must be a positive integer/);
+});
