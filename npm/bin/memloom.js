@@ -22,6 +22,7 @@ commands:
   history <key>                     every version of a memory key
   index                             extract entities (for the entity arm)
   stats                             what the store holds
+  mcp                               serve the store to an agent over MCP (stdio; see docs/MCP.md)
 
 store options (every command):
   --store DIR          embedded store directory (default ./.memloom)
@@ -57,6 +58,7 @@ const COMMANDS = {
   history: { options: { json: { type: 'boolean' } }, run: cmdHistory },
   index: { options: {}, run: cmdIndex },
   stats: { options: { json: { type: 'boolean' } }, run: cmdStats },
+  mcp: { options: {}, run: cmdMcp },
 };
 
 class UsageError extends MemloomError {}
@@ -290,6 +292,19 @@ async function cmdStats(v, pos) {
     out(`vectors     ${s.vectorIndex}`);
     return 0;
   });
+}
+
+/** An MCP server on stdio (npm/src/mcp.js); creates the store when missing. Runs until stdin closes. */
+async function cmdMcp(v, pos) {
+  if (pos.length) throw new UsageError('mcp takes no arguments (it speaks MCP on stdin/stdout)');
+  const { serveStdio, divertConsoleToStderr } = await import('../src/mcp.js');
+  divertConsoleToStderr();
+  const target = storeTarget(v);
+  if (target.dir && !existsSync(resolve(target.dir, 'PG_VERSION'))) err(`memloom mcp: creating a new store at ${target.dir}`);
+  const store = await open(v, { create: true });
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  await serveStdio(store, { version });
+  return 0;
 }
 
 // Helpers ---------------------------------------------------------------------------------------
