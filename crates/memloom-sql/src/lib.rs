@@ -1,6 +1,7 @@
 //! memloom's PostgreSQL layer: the numbered migrations of `sql/` embedded at compile time, a
 //! runner that applies them under the contract in `sql/README.md`, and typed calls of
-//! `memloom_fuse` (recall, one statement) and `memloom_remember` (versioned memories).
+//! `memloom_fuse` (recall, one statement), `memloom_remember` (versioned memories) and the
+//! memories' `forget` and `history`.
 //!
 //! The crate needs only a connected [`tokio_postgres::Client`]: it has no runtime of its own,
 //! so the edge worker can use it on wasm32 over `Config::connect_raw`. Vectors travel as
@@ -8,9 +9,11 @@
 //! explicitly typed parameters and needs no lookup of pgvector's type oid.
 
 mod error;
+mod memories;
 mod migrate;
 mod recall;
 
 pub use error::{Error, ErrorKind};
+pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};

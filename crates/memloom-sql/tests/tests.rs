@@ -9,6 +9,7 @@ mod util;
 mod embedder;
 mod fusion;
 mod keyword;
+mod memories;
 mod migrations;
 mod plans;
 mod recall;
