@@ -10,8 +10,7 @@ use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 use worker::postgres_tls::PassthroughTls;
 use worker::{
-    event, Context, Date, Delay, Env, Fetch, Headers, Method, Request, RequestInit, Response,
-    SecureTransport, Socket,
+    event, Context, Date, Delay, Env, Headers, Request, Response, SecureTransport, Socket,
 };
 
 use crate::api::{self, DatabaseHealth, EmbedderHealth, Explain, HealthResponse, MemoryResponse};
@@ -272,28 +271,18 @@ async fn embed_query(
             "the embeddings API did not return a usable embedding; retry, or check the worker's MEMLOOM_EMBED_* settings",
         )
     };
-    let headers = Headers::new();
-    let _ = headers.set("content-type", "application/json");
-    if let Some(key) = binding(env, "MEMLOOM_EMBED_KEY") {
-        let _ = headers.set("authorization", &format!("Bearer {key}"));
-    }
     let body = embedder.request_body(text).unwrap_or_default();
-    let mut init = RequestInit::new();
-    init.with_method(Method::Post)
-        .with_headers(headers)
-        .with_body(Some(body.into()));
-    let request = match Request::new_with_init(endpoint, &init) {
-        Ok(r) => r,
-        Err(e) => return Err(failed(format!("building the request: {e}"), log)),
-    };
-    let fetch = Fetch::Request(request);
-    let mut resp = match timeout(DEFAULT_EMBED_TIMEOUT_MS, fetch.send()).await {
-        Some(Ok(r)) => r,
+    let key = binding(env, "MEMLOOM_EMBED_KEY");
+    let (status, bytes) = match timeout(
+        DEFAULT_EMBED_TIMEOUT_MS,
+        post_json(endpoint, &body, key.as_deref()),
+    )
+    .await
+    {
+        Some(Ok(answer)) => answer,
         Some(Err(e)) => return Err(failed(format!("embeddings API: {e}"), log)),
         None => return Err(failed("embeddings API timed out".into(), log)),
     };
-    let status = resp.status_code();
-    let bytes = resp.bytes().await.unwrap_or_default();
     if status != 200 {
         let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).to_string();
         return Err(failed(
@@ -302,6 +291,41 @@ async fn embed_query(
         ));
     }
     config::parse_embedding(&bytes, *dims).map_err(|e| failed(e, log))
+}
+
+/// POSTs JSON with the platform's `fetch` (web-sys directly: workers-rs' `RequestInit` carries
+/// Cloudflare's image-resizing options and their serializers, which cost bundle size).
+async fn post_json(url: &str, body: &str, key: Option<&str>) -> Result<(u16, Vec<u8>), String> {
+    use worker::wasm_bindgen::{JsCast, JsValue};
+    use worker::wasm_bindgen_futures::JsFuture;
+    use worker::{js_sys, web_sys};
+    let js = |e: JsValue| {
+        e.as_string()
+            .unwrap_or_else(|| "a JavaScript error".to_string())
+    };
+    let headers = web_sys::Headers::new().map_err(js)?;
+    headers
+        .set("content-type", "application/json")
+        .map_err(js)?;
+    if let Some(key) = key {
+        headers
+            .set("authorization", &format!("Bearer {key}"))
+            .map_err(js)?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&JsValue::from_str(body));
+    let global: web_sys::WorkerGlobalScope = js_sys::global().unchecked_into();
+    let resp: web_sys::Response = JsFuture::from(global.fetch_with_str_and_init(url, &init))
+        .await
+        .map_err(js)?
+        .dyn_into()
+        .map_err(js)?;
+    let buffer = JsFuture::from(resp.array_buffer().map_err(js)?)
+        .await
+        .map_err(js)?;
+    Ok((resp.status(), js_sys::Uint8Array::new(&buffer).to_vec()))
 }
 
 /// `memloom_check_embedder`: 409 naming both embedders when the store was built differently.
