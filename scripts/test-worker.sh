@@ -2,8 +2,9 @@
 # End-to-end test of the edge worker: builds it (scripts/build-worker.sh), starts a throwaway
 # PostgreSQL 15 + pgvector (scripts/pg.sh; installed when missing), migrates and loads
 # examples/notes into namespace team-a, makes tokens for team-a and team-b, runs the worker in
-# workerd (wrangler dev) on a free 127.0.0.1 port, then runs tests/worker/e2e.test.mjs
-# (node:test). Everything started here is stopped on exit. Exit 0 when all tests pass.
+# workerd (wrangler dev) on a free 127.0.0.1 port, then runs tests/worker/*.test.mjs
+# (node:test, one file at a time: e2e.test.mjs stops the database on purpose). Everything
+# started here is stopped on exit. Exit 0 when all tests pass.
 # Also runs the native unit tests (cargo test -p edge-worker) first.
 set -euo pipefail
 
@@ -83,8 +84,10 @@ done
 curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null || die "worker not healthy after 30 s"
 log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler start + first request)"
 
+# tests/worker/mcp.test.mjs drives /mcp with the official MCP SDK, from npm/node_modules.
+[ -d npm/node_modules/@modelcontextprotocol/sdk ] || (cd npm && npm ci --no-audit --no-fund >&2)
 WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" \
-  node --test --test-reporter=spec "$ROOT/tests/worker/e2e.test.mjs"
+  node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/*.test.mjs
 
 # No request may have leaked a token or the database URL into the log.
 if grep -qE "$TOKEN_A|$TOKEN_B|postgres://" "$WORK/wrangler.log"; then

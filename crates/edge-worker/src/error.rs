@@ -60,7 +60,7 @@ impl ApiError {
             404,
             "not_found",
             format!(
-                "no route {}; the routes are POST /v1/recall, POST /v1/memories, GET /v1/health, GET /v1/openapi.json",
+                "no route {}; the routes are POST /v1/recall, POST /v1/memories, GET /v1/health, GET /v1/openapi.json, POST /mcp",
                 truncate(path, 100)
             ),
         )

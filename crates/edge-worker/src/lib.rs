@@ -11,6 +11,7 @@ pub mod auth;
 pub mod config;
 pub mod error;
 pub mod log;
+pub mod mcp;
 pub mod route;
 
 #[cfg(target_arch = "wasm32")]

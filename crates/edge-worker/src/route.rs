@@ -11,6 +11,8 @@ pub enum Route {
     Remember,
     Health,
     OpenApi,
+    /// `POST /mcp`: the Model Context Protocol (streamable HTTP), see `mcp.rs`.
+    Mcp,
 }
 
 impl Route {
@@ -21,12 +23,13 @@ impl Route {
             Route::Remember => "memories",
             Route::Health => "health",
             Route::OpenApi => "openapi",
+            Route::Mcp => "mcp",
         }
     }
 
     /// Whether the route needs a bearer token.
     pub fn needs_auth(self) -> bool {
-        matches!(self, Route::Recall | Route::Remember)
+        matches!(self, Route::Recall | Route::Remember | Route::Mcp)
     }
 }
 
@@ -42,6 +45,8 @@ pub fn route(method: &str, path: &str) -> Result<Route, ApiError> {
         "/v1/memories" => (Route::Remember, "POST"),
         "/v1/health" => (Route::Health, "GET"),
         "/v1/openapi.json" => (Route::OpenApi, "GET"),
+        // No SSE stream: GET (and DELETE, for sessions) get 405, as the MCP spec allows.
+        "/mcp" => (Route::Mcp, "POST"),
         _ => return Err(ApiError::not_found(path)),
     };
     let ok = method == allowed || (allowed == "GET" && method == "HEAD");
@@ -64,6 +69,9 @@ mod tests {
         assert_eq!(route("GET", "/v1/health"), Ok(Route::Health));
         assert_eq!(route("HEAD", "/v1/health"), Ok(Route::Health));
         assert_eq!(route("GET", "/v1/openapi.json"), Ok(Route::OpenApi));
+        assert_eq!(route("POST", "/mcp"), Ok(Route::Mcp));
+        assert_eq!(route("GET", "/mcp").unwrap_err().status, 405);
+        assert_eq!(route("DELETE", "/mcp").unwrap_err().status, 405);
     }
 
     #[test]
@@ -76,7 +84,9 @@ mod tests {
 
     #[test]
     fn only_data_routes_need_a_token() {
-        assert!(Route::Recall.needs_auth() && Route::Remember.needs_auth());
+        assert!(
+            Route::Recall.needs_auth() && Route::Remember.needs_auth() && Route::Mcp.needs_auth()
+        );
         assert!(!Route::Health.needs_auth() && !Route::OpenApi.needs_auth());
     }
 }

@@ -20,6 +20,8 @@ use crate::error::{self, ApiError};
 use crate::log::RequestLog;
 use crate::route::{route, Route};
 
+mod mcp_http;
+
 const OPENAPI: &str = include_str!("../openapi.json");
 
 #[event(fetch)]
@@ -67,6 +69,9 @@ async fn dispatch(
     }
     let namespace = authenticate(&req, env, log)?;
     log.namespace = Some(namespace.clone());
+    if r == Route::Mcp {
+        return mcp_http::handle_mcp(req, &namespace, env, ctx, log, start).await;
+    }
     let length = req.headers().get("content-length").ok().flatten();
     api::check_size(length.as_deref())?;
     let body = req.bytes().await.map_err(|e| {

@@ -1,0 +1,614 @@
+//! The Model Context Protocol at `POST /mcp` (streamable HTTP, stateless, JSON responses): the
+//! JSON-RPC subset an MCP client needs (`initialize`, `notifications/initialized`, `ping`,
+//! `tools/list`, `tools/call`) and memloom's four tools, with the names, schemas, text and
+//! structured results of `memloom mcp` (npm/src/mcp.js; `mcp_tools.json` is its `tools/list`).
+//!
+//! No Rust MCP library is used: rmcp's streamable HTTP server is a tower service that spawns
+//! Tokio tasks, and workerd has no Tokio runtime. This module is pure (it decides what to do
+//! with a body and formats results); `worker/mcp_http.rs` runs the tools against the store.
+//!
+//! Errors follow the spec: a body that is not JSON-RPC gets HTTP 400 with a JSON-RPC error, an
+//! unknown method -32601, an unknown tool -32602, and every failure of a known tool (bad
+//! arguments, the store unavailable) a tool result with `isError: true` whose text says what to
+//! do. No sessions (no `Mcp-Session-Id`) and no SSE: `GET /mcp` is 405, as the spec allows.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::api::{self, Memory, Recall, MAX_BODY_BYTES, MAX_KEY_CHARS};
+
+/// The protocol versions this server speaks, newest first. An `initialize` asking for another
+/// gets the newest (the client then decides whether it can go on).
+pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// `tools/list`: the tools of `memloom mcp`, verbatim (the worker e2e test checks they agree).
+pub const TOOLS_JSON: &str = include_str!("mcp_tools.json");
+
+/// `initialize`'s instructions, the same as `memloom mcp`'s.
+pub const INSTRUCTIONS: &str = "memloom is a long-term memory: team notes and docs (chunks, each with a source file and a heading breadcrumb) and memories saved by agents (short facts, optionally under a stable key).
+Call recall before answering questions about the project, its decisions, runbooks or conventions, and cite what you use (source › breadcrumb for a chunk, the key or id for a memory).
+Call remember to save a durable fact, decision or preference; give it a key (e.g. \"deploy-freeze\") when it may change later: remembering the same key again supersedes the old version.";
+
+/// JSON-RPC error codes.
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// What to do with one POST body.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A notification or a client's response: answer 202 with no body.
+    Accepted,
+    /// Answer with this HTTP status and JSON-RPC message.
+    Reply { status: u16, body: String },
+    /// Run a tool, then answer 200 with [`tool_reply`].
+    Call { id: Value, call: ToolCall },
+}
+
+/// A validated `tools/call`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolCall {
+    Recall(Recall),
+    Remember(Memory),
+    Forget(Forget),
+    History(String),
+    /// Arguments that failed validation: the tool error's text.
+    Invalid {
+        tool: &'static str,
+        message: String,
+    },
+}
+
+impl ToolCall {
+    /// The name used in logs (`mcp/<tool>`).
+    pub fn log_name(&self) -> &'static str {
+        match self {
+            ToolCall::Recall(_) => "mcp/recall",
+            ToolCall::Remember(_) => "mcp/remember",
+            ToolCall::Forget(_) => "mcp/forget",
+            ToolCall::History(_) => "mcp/history",
+            ToolCall::Invalid { tool, .. } => tool,
+        }
+    }
+}
+
+/// `forget`'s target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forget {
+    Id(i64),
+    Key(String),
+}
+
+/// Decides what to do with a POST body. `protocol_header` is `MCP-Protocol-Version`, if sent.
+pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
+    if body.len() > MAX_BODY_BYTES {
+        return error_reply(
+            413,
+            Value::Null,
+            INVALID_REQUEST,
+            format!("the message is larger than {MAX_BODY_BYTES} bytes"),
+        );
+    }
+    if let Some(v) = protocol_header {
+        if !PROTOCOL_VERSIONS.contains(&v.trim()) {
+            return error_reply(
+                400,
+                Value::Null,
+                INVALID_REQUEST,
+                format!(
+                    "unsupported MCP-Protocol-Version {:?}; this server speaks {}",
+                    crate::error::truncate(v, 40),
+                    PROTOCOL_VERSIONS.join(", ")
+                ),
+            );
+        }
+    }
+    let message: Value = match serde_json::from_slice(body) {
+        Ok(v) => v,
+        Err(e) => {
+            return error_reply(
+                400,
+                Value::Null,
+                PARSE_ERROR,
+                format!("not valid JSON: {e}"),
+            )
+        }
+    };
+    let Value::Object(msg) = message else {
+        let what = if message.is_array() {
+            "JSON-RPC batches are not supported; send one message per request"
+        } else {
+            "a JSON-RPC message must be a JSON object"
+        };
+        return error_reply(400, Value::Null, INVALID_REQUEST, what.to_string());
+    };
+    let id = msg.get("id").cloned();
+    let id_ok = matches!(id, Some(Value::String(_)) | Some(Value::Number(_)));
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return error_reply(
+            400,
+            if id_ok {
+                id.unwrap_or_default()
+            } else {
+                Value::Null
+            },
+            INVALID_REQUEST,
+            "\"jsonrpc\" must be \"2.0\"".to_string(),
+        );
+    }
+    let Some(method) = msg.get("method") else {
+        // A client's response (to a request this server never sends): nothing to do.
+        if id.is_some() && (msg.contains_key("result") || msg.contains_key("error")) {
+            return Action::Accepted;
+        }
+        return error_reply(
+            400,
+            Value::Null,
+            INVALID_REQUEST,
+            "a JSON-RPC request needs \"method\"".to_string(),
+        );
+    };
+    let Some(method) = method.as_str() else {
+        return error_reply(
+            400,
+            Value::Null,
+            INVALID_REQUEST,
+            "\"method\" must be a string".to_string(),
+        );
+    };
+    let Some(id) = id else {
+        // Notifications (notifications/initialized, cancelled, ...) need no answer.
+        return Action::Accepted;
+    };
+    if !id_ok {
+        return error_reply(
+            400,
+            Value::Null,
+            INVALID_REQUEST,
+            "\"id\" must be a string or a number".to_string(),
+        );
+    }
+    let params = msg.get("params").cloned().unwrap_or(Value::Null);
+    match method {
+        "initialize" => reply(id, initialize_result(&params)),
+        "ping" => reply(id, json!({})),
+        "tools/list" => match serde_json::from_str::<Value>(TOOLS_JSON) {
+            Ok(tools) => reply(id, json!({ "tools": tools })),
+            Err(_) => error_reply(500, id, -32603, "the tool list is corrupt".to_string()),
+        },
+        "tools/call" => match parse_call(&params) {
+            Ok(call) => Action::Call { id, call },
+            Err(message) => error_reply(200, id, INVALID_PARAMS, message),
+        },
+        other => error_reply(
+            200,
+            id,
+            METHOD_NOT_FOUND,
+            format!(
+                "method {:?} is not supported; this server offers initialize, ping, tools/list and tools/call",
+                crate::error::truncate(other, 60)
+            ),
+        ),
+    }
+}
+
+fn initialize_result(params: &Value) -> Value {
+    let asked = params.get("protocolVersion").and_then(Value::as_str);
+    let version = asked
+        .filter(|v| PROTOCOL_VERSIONS.contains(v))
+        .unwrap_or(PROTOCOL_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": { "name": "memloom", "title": "memloom", "version": env!("CARGO_PKG_VERSION") },
+        "instructions": INSTRUCTIONS,
+    })
+}
+
+/// `tools/call` params -> a tool call. Err: the tool does not exist (-32602).
+fn parse_call(params: &Value) -> Result<ToolCall, String> {
+    let name = params.get("name").and_then(Value::as_str).ok_or_else(|| {
+        "tools/call needs params.name: one of recall, remember, forget, history".to_string()
+    })?;
+    let empty = Map::new();
+    let args = match params.get("arguments") {
+        None | Some(Value::Null) => Ok(&empty),
+        Some(Value::Object(a)) => Ok(a),
+        Some(_) => Err(()),
+    };
+    let invalid = |tool: &'static str, message: String| ToolCall::Invalid { tool, message };
+    let tool: &'static str = match name {
+        "recall" => "mcp/recall",
+        "remember" => "mcp/remember",
+        "forget" => "mcp/forget",
+        "history" => "mcp/history",
+        other => {
+            return Err(format!(
+                "no tool {:?}; the tools are recall, remember, forget and history",
+                crate::error::truncate(other, 60)
+            ))
+        }
+    };
+    let Ok(args) = args else {
+        return Ok(invalid(tool, "arguments must be a JSON object".into()));
+    };
+    let checked = match name {
+        "recall" => only(args, &["query", "limit", "kinds"])
+            .and_then(|()| reparse(args, api::parse_recall))
+            .map(ToolCall::Recall),
+        "remember" => only(args, &["text", "key"])
+            .and_then(|()| reparse(args, api::parse_memory))
+            .map(ToolCall::Remember),
+        "forget" => only(args, &["id", "key"]).and_then(|()| parse_forget(args)),
+        _ => only(args, &["key"]).and_then(|()| {
+            parse_key(args.get("key"), true).map(|k| ToolCall::History(k.unwrap_or_default()))
+        }),
+    };
+    Ok(checked.unwrap_or_else(|message| invalid(tool, message)))
+}
+
+/// Rejects arguments the tool's schema does not have (its `additionalProperties: false`).
+fn only(args: &Map<String, Value>, allowed: &[&str]) -> Result<(), String> {
+    match args.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(format!(
+            "unknown argument {:?}; the arguments are {}",
+            crate::error::truncate(k, 40),
+            allowed.join(", ")
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Validates with the REST API's parser, so both front doors accept exactly the same input.
+fn reparse<T>(
+    args: &Map<String, Value>,
+    parse: fn(&[u8]) -> Result<T, crate::ApiError>,
+) -> Result<T, String> {
+    let bytes = serde_json::to_vec(args).map_err(|e| e.to_string())?;
+    parse(&bytes).map_err(|e| e.message)
+}
+
+fn parse_forget(args: &Map<String, Value>) -> Result<ToolCall, String> {
+    let both = "pass exactly one of id (one memory) or key (every version of a key)";
+    match (args.get("id"), args.get("key")) {
+        (Some(id), None) => match id.as_i64() {
+            Some(n) if n > 0 => Ok(ToolCall::Forget(Forget::Id(n))),
+            _ => Err(format!(
+                "id must be a positive integer (a memory's id from remember or recall), not {id}"
+            )),
+        },
+        (None, Some(_)) => parse_key(args.get("key"), true)
+            .map(|k| ToolCall::Forget(Forget::Key(k.unwrap_or_default()))),
+        _ => Err(both.to_string()),
+    }
+}
+
+fn parse_key(v: Option<&Value>, required: bool) -> Result<Option<String>, String> {
+    let message =
+        || format!("key must be 1 to {MAX_KEY_CHARS} characters without control characters");
+    match v {
+        None if required => Err("key is required: the memory key, as given to remember".into()),
+        None => Ok(None),
+        Some(Value::String(k)) => {
+            if k.trim().is_empty()
+                || k.chars().count() > MAX_KEY_CHARS
+                || k.chars().any(char::is_control)
+            {
+                Err(message())
+            } else {
+                Ok(Some(k.clone()))
+            }
+        }
+        Some(_) => Err(message()),
+    }
+}
+
+// Replies -------------------------------------------------------------------------------------
+fn reply(id: Value, result: Value) -> Action {
+    Action::Reply {
+        status: 200,
+        body: json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+    }
+}
+
+fn error_reply(status: u16, id: Value, code: i64, message: String) -> Action {
+    Action::Reply {
+        status,
+        body: error_body(id, code, &message),
+    }
+}
+
+/// A JSON-RPC error message.
+pub fn error_body(id: Value, code: i64, message: &str) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+}
+
+/// The JSON-RPC response carrying a tool's result.
+pub fn tool_reply(id: Value, result: Value) -> String {
+    json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string()
+}
+
+/// A successful tool result: text for the model, `structured` for programs.
+pub fn tool_result<T: Serialize>(text: String, structured: &T) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": text }],
+        "structuredContent": structured,
+        "isError": false,
+    })
+}
+
+/// A failed tool call the model can act on.
+pub fn tool_error(message: &str) -> Value {
+    json!({
+        "content": [{ "type": "text", "text": format!("memloom: {message}") }],
+        "isError": true,
+    })
+}
+
+// Text ----------------------------------------------------------------------------------------
+/// How an agent should cite a hit (as npm/src/mcp.js `citation`).
+fn citation(h: &Value) -> String {
+    let s = |k: &str| h.get(k).and_then(Value::as_str);
+    let id = h.get("id").and_then(Value::as_i64).unwrap_or_default();
+    if s("kind") == Some("memory") {
+        return match s("key") {
+            Some(k) => format!("memory \"{k}\" (id {id})"),
+            None => format!("memory id {id}"),
+        };
+    }
+    let source = s("source").unwrap_or("");
+    match s("breadcrumb") {
+        Some(b) => format!("{source} › {b} (id {id})"),
+        None => format!("{source} (id {id})"),
+    }
+}
+
+/// The recall result as text (as npm/src/mcp.js `formatRecall`), from the recall JSON.
+pub fn format_recall(r: &Value) -> String {
+    let query = r.get("query").and_then(Value::as_str).unwrap_or("");
+    let empty = Vec::new();
+    let hits = r.get("results").and_then(Value::as_array).unwrap_or(&empty);
+    if hits.is_empty() {
+        return format!(
+            "no results for \"{query}\"; try other words, an identifier, or remember the fact first"
+        );
+    }
+    let n = hits.len();
+    let mut out = format!(
+        "{n} result{} for \"{query}\", best first (cite the source or key):",
+        if n == 1 { "" } else { "s" }
+    );
+    for (i, h) in hits.iter().enumerate() {
+        let f = |k: &str| h.get(k).and_then(Value::as_f64).unwrap_or_default();
+        let ranks = ["vector", "keyword", "entity"]
+            .iter()
+            .map(
+                |a| match h.pointer(&format!("/ranks/{a}")).and_then(Value::as_i64) {
+                    Some(r) => format!("{a} {r}"),
+                    None => format!("{a} -"),
+                },
+            )
+            .collect::<Vec<_>>()
+            .join(", ");
+        let content = h.get("content").and_then(Value::as_str).unwrap_or("");
+        let body = match h.get("breadcrumb").and_then(Value::as_str) {
+            Some(b) if h.get("kind").and_then(Value::as_str) == Some("chunk") => content
+                .strip_prefix(b)
+                .and_then(|rest| rest.strip_prefix("\n\n"))
+                .unwrap_or(content),
+            _ => content,
+        };
+        out.push_str(&format!(
+            "\n\n[{}] {}\nrrfScore {:.4} · similarity {:.3} · ranks: {ranks}\n{}",
+            i + 1,
+            citation(h),
+            f("rrfScore"),
+            f("similarity"),
+            body.trim()
+        ));
+    }
+    out
+}
+
+/// `remember`'s text (as npm/src/mcp.js).
+pub fn remembered_text(key: Option<&str>, id: i64, version: i32) -> String {
+    match key {
+        Some(k) if version > 1 => format!(
+            "remembered \"{k}\" version {version} (id {id}); version {} is superseded and no longer recalled",
+            version - 1
+        ),
+        Some(k) => format!("remembered \"{k}\" version {version} (id {id})"),
+        None => format!("remembered id {id} (no key: it cannot be superseded, only forgotten by id)"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(a: &Action) -> (u16, Value) {
+        match a {
+            Action::Reply { status, body } => (*status, serde_json::from_str(body).unwrap()),
+            other => panic!("expected a reply, got {other:?}"),
+        }
+    }
+
+    fn call(name: &str, args: Value) -> ToolCall {
+        let msg = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": name, "arguments": args}});
+        match handle(msg.to_string().as_bytes(), None) {
+            Action::Call { id, call } => {
+                assert_eq!(id, json!(7));
+                call
+            }
+            other => panic!("expected a call, got {other:?}"),
+        }
+    }
+
+    fn invalid(c: ToolCall) -> String {
+        match c {
+            ToolCall::Invalid { message, .. } => message,
+            other => panic!("expected invalid arguments, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn initialize_negotiates_the_version_and_offers_tools() {
+        let msg = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let (status, v) = body(&handle(msg, None));
+        assert_eq!(status, 200);
+        assert_eq!(v["id"], 1);
+        assert_eq!(v["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(v["result"]["serverInfo"]["name"], "memloom");
+        assert!(v["result"]["capabilities"]["tools"].is_object());
+        let old = br#"{"jsonrpc":"2.0","id":"a","method":"initialize","params":{"protocolVersion":"1999-01-01"}}"#;
+        assert_eq!(
+            body(&handle(old, None)).1["result"]["protocolVersion"],
+            PROTOCOL_VERSIONS[0]
+        );
+    }
+
+    #[test]
+    fn notifications_and_client_responses_are_accepted_without_a_body() {
+        let n = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        assert_eq!(handle(n, Some("2025-06-18")), Action::Accepted);
+        let r = br#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+        assert_eq!(handle(r, None), Action::Accepted);
+    }
+
+    #[test]
+    fn tools_list_is_the_npm_servers_list() {
+        let (_, v) = body(&handle(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            None,
+        ));
+        let names: Vec<&str> = v["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["recall", "remember", "forget", "history"]);
+        assert_eq!(
+            v["result"]["tools"][0]["inputSchema"]["required"],
+            json!(["query"])
+        );
+    }
+
+    #[test]
+    fn protocol_errors_are_json_rpc_errors() {
+        let cases: [(&[u8], u16, i64); 6] = [
+            (b"{not json", 400, PARSE_ERROR),
+            (b"[]", 400, INVALID_REQUEST),
+            (b"42", 400, INVALID_REQUEST),
+            (
+                br#"{"jsonrpc":"1.0","id":1,"method":"ping"}"#,
+                400,
+                INVALID_REQUEST,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"resources/list"}"#,
+                200,
+                METHOD_NOT_FOUND,
+            ),
+            (
+                br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}"#,
+                200,
+                INVALID_PARAMS,
+            ),
+        ];
+        for (msg, status, code) in cases {
+            let (s, v) = body(&handle(msg, None));
+            assert_eq!(
+                (s, v["error"]["code"].as_i64()),
+                (status, Some(code)),
+                "{}",
+                String::from_utf8_lossy(msg)
+            );
+            assert_eq!(v["jsonrpc"], "2.0");
+        }
+        let (s, _) = body(&handle(
+            br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            Some("1999-01-01"),
+        ));
+        assert_eq!(s, 400);
+        let (s, v) = body(&handle(
+            br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+            Some("2025-11-25"),
+        ));
+        assert_eq!((s, v["result"].clone()), (200, json!({})));
+    }
+
+    #[test]
+    fn tool_arguments_are_validated_like_the_rest_api() {
+        match call(
+            "recall",
+            json!({"query": " pg_hba.conf ", "limit": 3, "kinds": ["chunk"]}),
+        ) {
+            ToolCall::Recall(r) => {
+                assert_eq!((r.query.as_str(), r.limit), ("pg_hba.conf", 3));
+                assert_eq!(r.kinds, Some(vec!["chunk".to_string()]));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(invalid(call("recall", json!({}))).contains("query"));
+        assert!(invalid(call("recall", json!({"query": 5}))).contains("invalid type"));
+        assert!(invalid(call("recall", json!({"query": "x", "limit": 0}))).contains("limit"));
+        assert!(invalid(call("recall", json!({"query": "x", "kinds": ["docs"]}))).contains("kind"));
+        assert!(
+            invalid(call("recall", json!({"query": "x", "explain": true})))
+                .contains("unknown argument \"explain\"")
+        );
+        assert!(invalid(call("remember", json!({"text": "  "}))).contains("text is empty"));
+        assert!(
+            invalid(call("remember", json!({"text": "x", "key": "a\nb"})))
+                .contains("control characters")
+        );
+        match call("remember", json!({"text": "t", "key": "k"})) {
+            ToolCall::Remember(m) => assert_eq!(m.key.as_deref(), Some("k")),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            call("forget", json!({"id": 4})),
+            ToolCall::Forget(Forget::Id(4))
+        );
+        assert_eq!(
+            call("forget", json!({"key": "k"})),
+            ToolCall::Forget(Forget::Key("k".into()))
+        );
+        assert!(invalid(call("forget", json!({}))).contains("exactly one of id"));
+        assert!(invalid(call("forget", json!({"id": 1, "key": "k"}))).contains("exactly one of id"));
+        assert!(invalid(call("forget", json!({"id": -1}))).contains("positive integer"));
+        assert!(invalid(call("forget", json!({"id": 1.5}))).contains("positive integer"));
+        assert_eq!(
+            call("history", json!({"key": "k"})),
+            ToolCall::History("k".into())
+        );
+        assert!(invalid(call("history", json!({}))).contains("key is required"));
+        assert!(invalid(call("history", json!({"key": 3}))).contains("key must be"));
+        let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "recall", "arguments": [1]}});
+        match handle(msg.to_string().as_bytes(), None) {
+            Action::Call { call, .. } => assert!(invalid(call).contains("JSON object")),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn recall_text_cites_sources_and_keys() {
+        let r = json!({"query": "q", "tookMs": 1, "results": [
+            {"id": 3, "kind": "chunk", "source": "pg.md", "breadcrumb": "PG > Limits", "key": null,
+             "content": "PG > Limits\n\nmax_connections is 200", "rrfScore": 0.049180327, "similarity": 0.61234,
+             "ranks": {"vector": 2, "keyword": 1, "entity": null}},
+            {"id": 9, "kind": "memory", "source": null, "breadcrumb": null, "key": "freeze",
+             "content": "Deploys freeze on Fridays", "rrfScore": 0.01, "similarity": 0.5,
+             "ranks": {"vector": 1, "keyword": null, "entity": null}}]});
+        let t = format_recall(&r);
+        assert!(t.starts_with("2 results for \"q\", best first"), "{t}");
+        assert!(t.contains("\n\n[1] pg.md › PG > Limits (id 3)\nrrfScore 0.0492 · similarity 0.612 · ranks: vector 2, keyword 1, entity -\nmax_connections is 200"), "{t}");
+        assert!(t.contains("[2] memory \"freeze\" (id 9)"), "{t}");
+        assert!(format_recall(&json!({"query": "z", "results": []}))
+            .starts_with("no results for \"z\""));
+        assert_eq!(tool_error("x")["isError"], true);
+        assert!(remembered_text(Some("k"), 5, 2).contains("version 1 is superseded"));
+    }
+}

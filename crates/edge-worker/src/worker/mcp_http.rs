@@ -1,0 +1,218 @@
+//! `POST /mcp` (wasm32): runs the tool calls that [`crate::mcp`] parsed, on the same code paths
+//! as `/v1/recall` and `/v1/memories` (the query embedding, the embedder check, one
+//! `memloom_fuse`, `memloom_remember`) plus `memloom_sql::forget` / `history`, in the bearer
+//! token's namespace. A child of `worker`, so it shares its private helpers.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::*;
+use crate::mcp::{self, Action, Forget, ToolCall};
+
+/// Answers one MCP message; the caller has authenticated the token as `namespace`.
+pub(super) async fn handle_mcp(
+    mut req: Request,
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Response, ApiError> {
+    let length = req.headers().get("content-length").ok().flatten();
+    api::check_size(length.as_deref())?;
+    let version = req.headers().get("mcp-protocol-version").ok().flatten();
+    let body = req.bytes().await.map_err(|e| {
+        log.detail = Some(format!("reading the body: {e}"));
+        ApiError::bad_request("invalid_body", "the request body could not be read")
+    })?;
+    match mcp::handle(&body, version.as_deref()) {
+        Action::Accepted => Response::empty()
+            .map(|r| r.with_status(202))
+            .map_err(|_| ApiError::internal()),
+        Action::Reply { status, body } => respond(status, body),
+        Action::Call { id, call } => {
+            log.route = call.log_name();
+            let result = match run(call, namespace, env, ctx, log, start).await {
+                Ok(result) => result,
+                // Client-safe messages only (ApiError never carries internal detail).
+                Err(e) => {
+                    log.code = Some(e.code);
+                    mcp::tool_error(&e.message)
+                }
+            };
+            respond(200, mcp::tool_reply(id, result))
+        }
+    }
+}
+
+async fn run(
+    call: ToolCall,
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    start: u64,
+) -> Result<Value, ApiError> {
+    match call {
+        ToolCall::Invalid { message, .. } => Ok(mcp::tool_error(&message)),
+        ToolCall::Recall(recall) => {
+            log.query_chars = Some(recall.query.chars().count());
+            let embedder = embedder_config(env, log)?;
+            let t = now();
+            let embedding = embed_query(&embedder, &recall.query, env, log).await?;
+            log.embed_ms = Some(now().saturating_sub(t));
+            let params = recall.fuse_params(embedding, namespace);
+            let identity = embedder.identity();
+            let rows = with_db(env, ctx, log, move |client| async move {
+                let (checked, fused) = join(
+                    check_embedder(&client, &identity),
+                    memloom_sql::fuse(&client, &params),
+                )
+                .await;
+                checked?;
+                fused.map_err(|e| store_error(&e))
+            })
+            .await?;
+            log.results = Some(rows.len());
+            let took = now().saturating_sub(start);
+            let out = to_value(&api::recall_response(&recall, &rows, took, None))?;
+            Ok(mcp::tool_result(mcp::format_recall(&out), &out))
+        }
+        ToolCall::Remember(memory) => {
+            log.query_chars = Some(memory.text.chars().count());
+            let embedder = embedder_config(env, log)?;
+            let t = now();
+            let embedding = embed_query(&embedder, &memory.text, env, log).await?;
+            log.embed_ms = Some(now().saturating_sub(t));
+            let identity = embedder.identity();
+            let ns = namespace.to_string();
+            let (text, key) = (memory.text.clone(), memory.key.clone());
+            let saved = with_db(env, ctx, log, move |client| async move {
+                let save =
+                    memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
+                let (checked, saved) = join(check_embedder(&client, &identity), save).await;
+                checked?;
+                saved.map_err(|e| store_error(&e))
+            })
+            .await?;
+            let key = memory.key.as_deref();
+            Ok(mcp::tool_result(
+                mcp::remembered_text(key, saved.id, saved.version),
+                &Remembered {
+                    id: saved.id,
+                    key,
+                    version: saved.version,
+                },
+            ))
+        }
+        ToolCall::Forget(target) => {
+            let ns = namespace.to_string();
+            let t = target.clone();
+            let done = with_db(env, ctx, log, move |client| async move {
+                let target = match &t {
+                    Forget::Id(id) => memloom_sql::ForgetTarget::Id(*id),
+                    Forget::Key(key) => memloom_sql::ForgetTarget::Key(key),
+                };
+                memloom_sql::forget(&client, &ns, &target)
+                    .await
+                    .map_err(|e| store_error(&e))
+            })
+            .await?;
+            let n = done.deleted;
+            Ok(match target {
+                Forget::Id(id) if done.not_a_memory => mcp::tool_error(&format!(
+                    "item {id} is a document chunk, not a memory; chunks are removed by deleting the file and ingesting again"
+                )),
+                Forget::Id(id) if n == 0 => mcp::tool_error(&format!(
+                    "no memory with id {id}; recall or history show the ids of memories"
+                )),
+                Forget::Key(key) if n == 0 => mcp::tool_error(&format!(
+                    "no memory with key \"{key}\"; nothing was deleted (history shows what a key holds)"
+                )),
+                Forget::Id(id) => {
+                    mcp::tool_result(format!("forgot memory {id}"), &Deleted { deleted: n })
+                }
+                Forget::Key(key) => mcp::tool_result(
+                    format!(
+                        "forgot key \"{key}\" ({n} version{})",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                    &Deleted { deleted: n },
+                ),
+            })
+        }
+        ToolCall::History(key) => {
+            let (ns, k) = (namespace.to_string(), key.clone());
+            let versions = with_db(env, ctx, log, move |client| async move {
+                memloom_sql::history(&client, &ns, &k)
+                    .await
+                    .map_err(|e| store_error(&e))
+            })
+            .await?;
+            if versions.is_empty() {
+                return Ok(mcp::tool_error(&format!(
+                    "no memory with key \"{key}\"; remember creates one"
+                )));
+            }
+            let lines: Vec<String> = versions
+                .iter()
+                .map(|v| {
+                    format!(
+                        "v{} (id {}, {}, {}): {}",
+                        v.version, v.id, v.status, v.created_at, v.content
+                    )
+                })
+                .collect();
+            let text = format!("history of \"{key}\", oldest first:\n{}", lines.join("\n"));
+            let versions: Vec<Version> = versions
+                .iter()
+                .map(|v| Version {
+                    id: v.id,
+                    version: v.version,
+                    status: &v.status,
+                    content: &v.content,
+                    created_at: &v.created_at,
+                })
+                .collect();
+            Ok(mcp::tool_result(
+                text,
+                &History {
+                    key: &key,
+                    versions,
+                },
+            ))
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Remembered<'a> {
+    id: i64,
+    key: Option<&'a str>,
+    version: i32,
+}
+
+#[derive(Serialize)]
+struct Deleted {
+    deleted: i64,
+}
+
+#[derive(Serialize)]
+struct History<'a> {
+    key: &'a str,
+    versions: Vec<Version<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Version<'a> {
+    id: i64,
+    version: i32,
+    status: &'a str,
+    content: &'a str,
+    created_at: &'a str,
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, ApiError> {
+    serde_json::to_value(v).map_err(|_| ApiError::internal())
+}
