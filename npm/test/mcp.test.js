@@ -4,12 +4,14 @@
 // errors (isError) from a server that keeps serving. stdout must carry protocol only.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bin, fixtures, runCli, RESULT_KEYS } from './helpers.js';
+
+const workerSrc = new URL('../../crates/edge-worker/src/', import.meta.url);
 
 let tmp, store, client, transport;
 let stderr = '';
@@ -60,6 +62,20 @@ test('tools/list: recall, remember, forget, history with schemas and description
   assert.deepEqual(recall.inputSchema.properties.kinds.items.enum, ['memory', 'chunk']);
   const remember = tools.find((t) => t.name === 'remember');
   assert.deepEqual(remember.inputSchema.required, ['text']);
+});
+
+test('the edge worker serves the same tools and instructions (crates/edge-worker/src/mcp_tools.json, mcp.rs)', async () => {
+  const { tools } = await client.listTools();
+  const worker = JSON.parse(readFileSync(new URL('mcp_tools.json', workerSrc), 'utf8'));
+  assert.deepEqual(
+    tools.map(({ execution, ...t }) => t),
+    worker,
+    'regenerate mcp_tools.json from `memloom mcp` tools/list (without "execution") after changing a tool',
+  );
+  const rust = readFileSync(new URL('mcp.rs', workerSrc), 'utf8');
+  const literal = rust.match(/pub const INSTRUCTIONS: &str = "((?:[^"\\]|\\.)*)";/s);
+  assert.ok(literal, 'INSTRUCTIONS in mcp.rs');
+  assert.equal(literal[1].replace(/\\"/g, '"'), client.getInstructions());
 });
 
 test('recall: a doc chunk comes back citable (source › breadcrumb, scores, ranks) and in the DESIGN.md shape', async () => {
