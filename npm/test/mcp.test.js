@@ -186,6 +186,27 @@ test('stdout carries protocol only; diagnostics go to stderr', () => {
   assert.match(stderr, /memloom mcp: serving .* on stdio/);
 });
 
+test('on a PostgreSQL server (--database-url, --namespace): remember, supersede, recall, forget', { skip: !process.env.MEMLOOM_TEST_DATABASE_URL && 'MEMLOOM_TEST_DATABASE_URL is not set' }, async () => {
+  const namespace = `mcp-test-${process.pid}-${Date.now()}`;
+  const env = { ...process.env, DATABASE_URL: process.env.MEMLOOM_TEST_DATABASE_URL };
+  delete env.MEMLOOM_EMBED_URL;
+  const server = new Client({ name: 'memloom-test', version: '1.0.0' });
+  await server.connect(new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--namespace', namespace], env, stderr: 'pipe' }));
+  try {
+    const v1 = await server.callTool({ name: 'remember', arguments: { key: 'pool', text: 'PgBouncer pools connections in session mode' } });
+    const v2 = await server.callTool({ name: 'remember', arguments: { key: 'pool', text: 'PgBouncer pools connections in transaction mode' } });
+    assert.equal(v2.structuredContent.version, 2, text(v2));
+    const r = await server.callTool({ name: 'recall', arguments: { query: 'PgBouncer pool mode', kinds: ['memory'] } });
+    assert.deepEqual(r.structuredContent.results.map((h) => h.id), [v2.structuredContent.id]);
+    assert.notEqual(v1.structuredContent.id, v2.structuredContent.id);
+    const gone = await server.callTool({ name: 'forget', arguments: { key: 'pool' } });
+    assert.equal(gone.structuredContent.deleted, 2, text(gone));
+    assert.equal((await server.callTool({ name: 'history', arguments: { key: 'pool' } })).isError, true);
+  } finally {
+    await server.close();
+  }
+});
+
 test('mcp refuses bad options before serving (exit 2, nothing on stdout)', () => {
   const r = runCli(['mcp', '--store', store, '--database-url', 'postgres://x@127.0.0.1:1/x']);
   assert.equal(r.status, 2);
