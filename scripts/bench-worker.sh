@@ -2,7 +2,10 @@
 # Latency of the edge worker's POST /v1/recall over loopback (wrk, in workerd via wrangler dev)
 # next to the same memloom_fuse called directly from native Rust, on BENCH_N chunks of real
 # text (the Node.js docs in ../shared/eval/nodejs-docs, repeated with a per-copy suffix until N
-# rows are stored), plus cold start. Prints a table and the overhead ratio worker p50 / direct p50.
+# rows are stored), plus cold start; the worker runs once straight to PostgreSQL (a new
+# connection per request, as a Worker without a pooler) and once through PgBouncer in
+# transaction mode (what Hyperdrive provides in production). Prints a table and the overhead
+# ratio worker p50 / direct p50.
 #
 #   BENCH_N=100000 BENCH_SECONDS=20 BENCH_CONNECTIONS=1 bash scripts/bench-worker.sh
 #
@@ -25,13 +28,11 @@ command -v wrk >/dev/null || { log "installing wrk"; apt-get install -y -q wrk >
 WORK="$(mktemp -d /tmp/memloom-worker-bench.XXXXXX)"
 export MEMLOOM_PG_STATE="$WORK/pg"
 WRANGLER_PID=""
+BOUNCER_PID=""
 cleanup() {
   local rc=$?
-  if [ -n "$WRANGLER_PID" ]; then
-    kill -TERM -- "-$WRANGLER_PID" 2>/dev/null || true
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$WRANGLER_PID" 2>/dev/null || break; sleep 0.3; done
-    kill -KILL -- "-$WRANGLER_PID" 2>/dev/null || true
-  fi
+  stop_wrangler 2>/dev/null || true
+  [ -n "$BOUNCER_PID" ] && kill -TERM -- "-$BOUNCER_PID" 2>/dev/null || true
   bash "$ROOT/scripts/pg.sh" stop 2>/dev/null || true
   rm -rf "$WORK"
   exit $rc
@@ -62,51 +63,111 @@ log "direct memloom_fuse, a fresh connection per call, ${SECS}s"
 read -r f50 f95 f99 fn <<<"$("$SEED" fuse "$URL" bench "$EVAL/queries.jsonl" "$SECS" --fresh)"
 
 TOKEN="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
-umask 077
-printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"bench"}\n' "$URL" \
-  "$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)" > "$WORK/worker.env"
-PORT=$(( 20000 + RANDOM % 30000 ))
-while (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; do PORT=$(( 20000 + RANDOM % 30000 )); done
+HASH="$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
-WORKER_URL="http://127.0.0.1:$PORT"
+free_port() {
+  local p=$(( 20000 + RANDOM % 30000 ))
+  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$(( 20000 + RANDOM % 30000 )); done
+  echo "$p"
+}
+stop_wrangler() {
+  [ -n "$WRANGLER_PID" ] || return 0
+  kill -TERM -- "-$WRANGLER_PID" 2>/dev/null || true
+  for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$WRANGLER_PID" 2>/dev/null || break; sleep 0.3; done
+  kill -KILL -- "-$WRANGLER_PID" 2>/dev/null || true
+  WRANGLER_PID=""
+}
 body='{"query":"ERR_REQUIRE_ESM","limit":10}'
+post_ms() {
+  curl -fsS -o /dev/null -w '%{time_total}' -X POST "$1/v1/recall" -H "authorization: Bearer $TOKEN" \
+    -H 'content-type: application/json' -d "$body" | awk '{printf "%.1f", $1 * 1000}'
+}
 
-start_ns=$(date +%s%N)
-(cd "$WORK" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
-  --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$PORT" --local \
-  --env-file "$WORK/worker.env" --persist-to "$WORK/state" \
-  --show-interactive-dev-session=false) > "$WORK/wrangler.log" 2>&1 &
-WRANGLER_PID=$!
-until grep -q "Ready on" "$WORK/wrangler.log" 2>/dev/null; do
-  kill -0 "$WRANGLER_PID" 2>/dev/null || die "wrangler exited: $(tail -5 "$WORK/wrangler.log")"
-  [ $(( ($(date +%s%N) - start_ns) / 1000000000 )) -lt 60 ] || die "wrangler not ready in 60 s"
-  sleep 0.05
-done
-ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-first_ms=$(curl -fsS -o /dev/null -w '%{time_total}' -X POST "$WORKER_URL/v1/recall" \
-  -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "$body" \
-  | awk '{printf "%.1f", $1 * 1000}')
-cold_total_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
-second_ms=$(curl -fsS -o /dev/null -w '%{time_total}' -X POST "$WORKER_URL/v1/recall" \
-  -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' -d "$body" \
-  | awk '{printf "%.1f", $1 * 1000}')
+# run_worker LABEL DATABASE_URL: start wrangler dev on it, time the cold start, run wrk.
+# Sets COLD (a sentence) and W50 W95 W99 WN.
+run_worker() {
+  local label="$1" db="$2" port url start_ns ready_ms first_ms second_ms out werr
+  umask 077
+  printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"bench"}\n' "$db" "$HASH" > "$WORK/worker.env"
+  port="$(free_port)"
+  url="http://127.0.0.1:$port"
+  start_ns=$(date +%s%N)
+  (cd "$WORK" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
+    --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$port" --local \
+    --env-file "$WORK/worker.env" --persist-to "$WORK/state" \
+    --show-interactive-dev-session=false) > "$WORK/wrangler.log" 2>&1 &
+  WRANGLER_PID=$!
+  until grep -q "Ready on" "$WORK/wrangler.log" 2>/dev/null; do
+    kill -0 "$WRANGLER_PID" 2>/dev/null || die "wrangler exited: $(tail -5 "$WORK/wrangler.log")"
+    [ $(( ($(date +%s%N) - start_ns) / 1000000000 )) -lt 60 ] || die "wrangler not ready in 60 s"
+    sleep 0.05
+  done
+  ready_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
+  first_ms="$(post_ms "$url")"
+  second_ms="$(post_ms "$url")"
+  COLD="wrangler dev start to ready ${ready_ms} ms; first recall ${first_ms} ms, second ${second_ms} ms"
+  log "wrk ($label): ${SECS}s, $CONNS connection(s)"
+  out="$(BENCH_TOKEN="$TOKEN" BENCH_QUERIES="$WORK/queries.txt" \
+    wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 10s -s "$ROOT/tests/worker/recall.lua" "$url" 2>&1)"
+  if echo "$out" | grep -q "bad answer"; then die "bad answer: $(echo "$out" | grep 'bad answer')"; fi
+  read -r _ W50 W95 W99 WN werr <<<"$(echo "$out" | grep '^wrk:')"
+  [ "${werr:-1}" = 0 ] || die "wrk saw ${werr:-?} errors: $out"
+  stop_wrangler
+}
 
-log "wrk: ${SECS}s, $CONNS connection(s)"
-out="$(BENCH_TOKEN="$TOKEN" BENCH_QUERIES="$WORK/queries.txt" \
-  wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 10s -s "$ROOT/tests/worker/recall.lua" "$WORKER_URL" 2>&1)"
-echo "$out" | grep -q "bad answer" && die "the worker returned a bad answer: $(echo "$out" | grep 'bad answer')"
-read -r _ w50 w95 w99 wn werr <<<"$(echo "$out" | grep '^wrk:')"
-[ "${werr:-1}" = 0 ] || die "wrk saw $werr errors: $out"
+run_worker "direct to PostgreSQL" "$URL"
+COLD_PG="$COLD"; P50="$W50"; P95="$W95"; P99="$W99"; PN="$WN"
+
+# Through PgBouncer in transaction mode: what Hyperdrive does in production (warm server
+# sessions, a cheap connect for the worker). Skipped when pgbouncer cannot be installed.
+B50=""
+if command -v pgbouncer >/dev/null || apt-get install -y -q --no-install-recommends pgbouncer >&2; then
+  BPORT="$(free_port)"
+  PGPORT="$(cat "$MEMLOOM_PG_STATE/port")"
+  mkdir -p "$WORK/bouncer" && chmod 755 "$WORK" "$WORK/bouncer"
+  printf '"postgres" ""\n' > "$WORK/bouncer/userlist.txt"
+  cat > "$WORK/bouncer/pgbouncer.ini" <<INI
+[databases]
+memloom = host=127.0.0.1 port=$PGPORT dbname=memloom user=postgres
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $BPORT
+unix_socket_dir =
+auth_type = trust
+auth_file = $WORK/bouncer/userlist.txt
+pool_mode = transaction
+default_pool_size = 4
+max_client_conn = 200
+logfile = $WORK/bouncer/pgbouncer.log
+INI
+  chmod 644 "$WORK/bouncer/"*
+  [ "$(id -u)" -eq 0 ] && chown -R postgres "$WORK/bouncer"
+  if [ "$(id -u)" -eq 0 ]; then
+    setsid runuser -u postgres -- pgbouncer "$WORK/bouncer/pgbouncer.ini" >/dev/null 2>&1 &
+  else
+    setsid pgbouncer "$WORK/bouncer/pgbouncer.ini" >/dev/null 2>&1 &
+  fi
+  BOUNCER_PID=$!
+  for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$BPORT") 2>/dev/null && break; sleep 0.1; done
+  run_worker "through PgBouncer" "postgres://postgres@127.0.0.1:$BPORT/memloom"
+  COLD_B="$COLD"; B50="$W50"; B95="$W95"; B99="$W99"; BN="$WN"
+  kill -TERM -- "-$BOUNCER_PID" 2>/dev/null || true
+  BOUNCER_PID=""
+fi
 
 size="$(cat "$ROOT/target/edge-worker/size.txt")"
 echo
-echo "memloom edge worker benchmark: $N chunks (loaded in ${load_s}s), ${SECS}s per run, loopback"
-printf '%-44s %8s %8s %8s %8s\n' "" "p50 ms" "p95 ms" "p99 ms" "calls"
-printf '%-44s %8s %8s %8s %8s\n' "memloom_fuse direct (one connection)" "$d50" "$d95" "$d99" "$dn"
-printf '%-44s %8s %8s %8s %8s\n' "memloom_fuse direct (connection per call)" "$f50" "$f95" "$f99" "$fn"
-printf '%-44s %8s %8s %8s %8s\n' "worker POST /v1/recall (wrk, c=$CONNS)" "$w50" "$w95" "$w99" "$wn"
-awk -v w="$w50" -v d="$d50" -v f="$f50" 'BEGIN {
-  printf "overhead ratio worker p50 / direct p50: %.2fx (vs connection per call: %.2fx)\n", w / d, w / f }'
-echo "cold start: wrangler dev start to ready ${ready_ms} ms; first recall ${first_ms} ms (second ${second_ms} ms); start to first answer ${cold_total_ms} ms"
+echo "memloom edge worker benchmark: $N chunks (loaded in ${load_s}s), ${SECS}s per run, loopback, c=$CONNS"
+printf '%-52s %8s %8s %8s %8s\n' "" "p50 ms" "p95 ms" "p99 ms" "calls"
+printf '%-52s %8s %8s %8s %8s\n' "memloom_fuse direct (one warm connection)" "$d50" "$d95" "$d99" "$dn"
+printf '%-52s %8s %8s %8s %8s\n' "memloom_fuse direct (a new connection per call)" "$f50" "$f95" "$f99" "$fn"
+printf '%-52s %8s %8s %8s %8s\n' "worker /v1/recall -> PostgreSQL (new conn/request)" "$P50" "$P95" "$P99" "$PN"
+[ -n "$B50" ] && printf '%-52s %8s %8s %8s %8s\n' "worker /v1/recall -> PgBouncer -> PostgreSQL" "$B50" "$B95" "$B99" "$BN"
+awk -v w="$P50" -v d="$d50" -v f="$f50" -v b="${B50:-0}" 'BEGIN {
+  printf "overhead ratio, worker p50 / direct p50 (warm connection): %.2fx direct to PostgreSQL", w / d
+  if (b > 0) printf ", %.2fx through PgBouncer", b / d
+  printf "; worker direct to PostgreSQL / direct with a new connection per call: %.2fx\n", w / f }'
+echo "cold start (to PostgreSQL): $COLD_PG"
+[ -n "$B50" ] && echo "cold start (PgBouncer):     $COLD_B"
 echo "bundle: $size"
