@@ -28,6 +28,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0002_recall",
         sql: include_str!("../../../sql/0002_recall.sql"),
     },
+    Migration {
+        version: 4,
+        name: "0004_entity_arm",
+        sql: include_str!("../../../sql/0004_entity_arm.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
