@@ -5,7 +5,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { openStore, embedderFromEnv, MemloomError, ARMS } from '../src/entry-node.js';
+import { openStore, embedderFromEnv, extractorFromEnv, offlineExtractor, MemloomError, ARMS } from '../src/entry-node.js';
 
 const USAGE = `memloom: hybrid recall over your docs and team memories
 
@@ -13,14 +13,14 @@ usage: memloom <command> [options]
 
 commands:
   init                              create the store (and apply migrations)
-  ingest <dir|file>...              chunk, embed and store files (incremental)
+  ingest <dir|file>... [--index]    chunk, embed and store files (incremental); --index: then index
   remember <text> [--key K]         save a memory; a new version of K supersedes the old
   remember --file memories.jsonl    save {key, seq, text} records in seq order
   recall <query> [--limit N] [--json] [--explain] [--arms vector,keyword,entity] [--kinds memory,chunk]
   recall --batch queries.jsonl --json   one JSONL line {id, results} per {id, query} line
   forget --key K | --id N           delete a memory key (every version) or one item
   history <key>                     every version of a memory key
-  index                             extract entities (for the entity arm)
+  index [--all] [--offline]         extract entities (for the entity arm) of items not indexed yet
   stats                             what the store holds
   mcp                               serve the store to an agent over MCP (stdio; see docs/MCP.md)
 
@@ -30,7 +30,10 @@ store options (every command):
   --namespace NS       the namespace to read and write (default "default")
 
 embedder: hash-v1 (offline) unless MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS
-(and MEMLOOM_EMBED_KEY) name an OpenAI-compatible /v1/embeddings endpoint.`;
+(and MEMLOOM_EMBED_KEY) name an OpenAI-compatible /v1/embeddings endpoint.
+entity extractor: offline (built in) unless MEMLOOM_EXTRACT_URL and MEMLOOM_EXTRACT_MODEL (and
+MEMLOOM_EXTRACT_KEY) name an OpenAI-compatible /v1/chat/completions endpoint; index --offline
+ignores them.`;
 
 const GLOBAL = {
   store: { type: 'string' },
@@ -41,7 +44,7 @@ const GLOBAL = {
 
 const COMMANDS = {
   init: { options: {}, run: cmdInit },
-  ingest: { options: { 'max-bytes': { type: 'string' }, json: { type: 'boolean' } }, run: cmdIngest },
+  ingest: { options: { 'max-bytes': { type: 'string' }, json: { type: 'boolean' }, index: { type: 'boolean' } }, run: cmdIngest },
   remember: { options: { key: { type: 'string' }, file: { type: 'string' } }, run: cmdRemember },
   recall: {
     options: {
@@ -56,7 +59,7 @@ const COMMANDS = {
   },
   forget: { options: { key: { type: 'string' }, id: { type: 'string' } }, run: cmdForget },
   history: { options: { json: { type: 'boolean' } }, run: cmdHistory },
-  index: { options: {}, run: cmdIndex },
+  index: { options: { all: { type: 'boolean' }, offline: { type: 'boolean' }, json: { type: 'boolean' } }, run: cmdIndex },
   stats: { options: { json: { type: 'boolean' } }, run: cmdStats },
   mcp: { options: {}, run: cmdMcp },
 };
@@ -161,7 +164,8 @@ async function cmdIngest(v, pos) {
       `memloom: ingested ${report.files} files in ${secs.toFixed(1)} s: ${report.added} new, ${report.changed} changed, ` +
         `${report.unchanged} unchanged, ${report.removed} removed, ${report.skipped} skipped; ${report.chunks} chunks written`,
     );
-    if (v.json) out(JSON.stringify({ ...report, seconds: secs }));
+    const indexed = v.index ? await runIndex(store, {}) : undefined;
+    if (v.json) out(JSON.stringify({ ...report, seconds: secs, ...(indexed ? { index: indexed } : {}) }));
     return 0;
   });
 }
@@ -266,12 +270,34 @@ async function cmdHistory(v, pos) {
 async function cmdIndex(v, pos) {
   if (pos.length) throw new UsageError('index takes no arguments');
   return withStore(v, async (store) => {
-    const bar = progressBar('items');
-    const r = await store.index({ onProgress: bar.update });
-    bar.done();
-    err(`memloom: indexed ${r.items} items: ${r.entities} entities, ${r.mentions} mentions`);
+    const r = await runIndex(store, { all: !!v.all, offline: !!v.offline });
+    if (v.json) out(JSON.stringify(r));
     return 0;
   });
+}
+
+/** Indexes with progress (counts and rate) and warnings on stderr; returns the report. */
+async function runIndex(store, { all = false, offline = false }) {
+  const extractor = offline ? offlineExtractor() : extractorFromEnv();
+  const bar = progressBar('items', { plain: true });
+  const r = await store.index({
+    extractor,
+    all,
+    onProgress: bar.update,
+    onWarning: (w) => {
+      bar.clear();
+      err(`memloom: warning: ${w.reason}`);
+    },
+  });
+  bar.done();
+  const rate = r.items / Math.max(r.seconds, 0.001);
+  err(
+    `memloom: indexed ${r.items} items: ${r.entities} entities, ${r.mentions} mentions ` +
+      `in ${r.seconds.toFixed(1)} s (${rate.toFixed(0)} items/s, ${r.extractor} extractor)` +
+      (r.fallbacks ? `; ${r.fallbacks} items fell back to the offline extractor` : '') +
+      (r.removedMentions || r.removedEntities ? `; removed ${r.removedMentions} stale mentions, ${r.removedEntities} unused entities` : ''),
+  );
+  return r;
 }
 
 async function cmdStats(v, pos) {
@@ -374,20 +400,30 @@ function splitList(s) {
     .filter(Boolean);
 }
 
-/** A one-line progress bar on stderr when it is a TTY (counts and rate); silent otherwise. */
-function progressBar(unit) {
+/**
+ * A one-line progress bar on stderr when it is a TTY (counts and rate); silent otherwise, or
+ * with `plain`, a line every PLAIN_PROGRESS_MS (logs and CI see long runs advance).
+ */
+function progressBar(unit, { plain = false } = {}) {
   const tty = process.stderr.isTTY && !process.env.CI;
   let last = 0;
+  let lastPlain = Date.now();
   let shown = false;
   return {
     update({ done, total, chunks, started }) {
-      if (!tty) return;
       const now = Date.now();
+      const rate = done / Math.max((now - started) / 1000, 0.001);
+      if (!tty) {
+        if (plain && done < total && now - lastPlain >= PLAIN_PROGRESS_MS) {
+          lastPlain = now;
+          err(`memloom: ${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
+        }
+        return;
+      }
       if (done < total && now - last < 100) return;
       last = now;
       const width = 28;
       const filled = total ? Math.round((done / total) * width) : 0;
-      const rate = done / Math.max((now - started) / 1000, 0.001);
       const extra = chunks === undefined ? '' : `  ${chunks} chunks`;
       process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
       shown = true;
@@ -401,6 +437,7 @@ function progressBar(unit) {
     },
   };
 }
+const PLAIN_PROGRESS_MS = Number(process.env.MEMLOOM_PROGRESS_MS) || 2000;
 
 main(process.argv.slice(2)).then(
   (code) => {

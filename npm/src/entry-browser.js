@@ -19,3 +19,4 @@ export function init(input) {
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
 export { hashEmbedder, apiEmbedder } from './embedders.js';
+export { offlineExtractor, llmExtractor } from './extractors.js';

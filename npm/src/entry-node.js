@@ -20,3 +20,4 @@ export async function init() {}
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
 export { hashEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
+export { offlineExtractor, llmExtractor, extractorFromEnv } from './extractors.js';

@@ -5,6 +5,7 @@ import migrations from '../sql/migrations.js';
 import { chunk, extractEntities } from './core.js';
 import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
+import { offlineExtractor } from './extractors.js';
 import { MemloomError } from './errors.js';
 
 export { MemloomError };
@@ -481,83 +482,122 @@ export class Store {
 
   // Index ---------------------------------------------------------------------------------------
   /**
-   * Entity indexing for the entity arm: every active item not indexed yet -> the offline
-   * extractor of memloom-core -> entities (name, kind, embedding of the name) and mention edges
-   * (strength in (0, 1]); then `indexed_at` is set. Batches of INDEX_BATCH items, one
-   * transaction each, so an interrupted run resumes where it stopped.
+   * Entity indexing for the entity arm: every active item not indexed yet (new, or whose content
+   * changed in place: sql/0004 clears `indexed_at` then) -> the extractor (default: memloom-core's
+   * offline extractor) -> entities (name, kind, the store embedder's vector of
+   * `entityEmbeddingText`: name and kind, the name alone with hash-v1) and mention edges (strength in (0, 1]); then `indexed_at` is set.
+   * Batches of `batchSize` items, one transaction each, replacing the item's previous edges:
+   * an interrupted run leaves every item either fully indexed or not at all, and a re-run
+   * resumes. Afterwards the edges of superseded items and entities nothing mentions any more
+   * are removed (the arm also reads active items only, so stale never surfaces).
+   * Options: extractor, all (re-index every item), batchSize, onProgress({done, total, started,
+   * entities, mentions, fallbacks}), onWarning({reason, items}).
    */
-  async index({ onProgress } = {}) {
+  async index({ onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
     const ns = this.namespace;
+    const ex = extractor ?? offlineExtractor();
+    if (all) await this.db.query('UPDATE memloom_items SET indexed_at = NULL WHERE namespace = $1 AND indexed_at IS NOT NULL', [ns]);
     const { rows: todo } = await this.db.query(
       `SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL`,
       [ns],
     );
     const total = todo[0].n;
     const started = Date.now();
-    const report = { items: 0, entities: 0, mentions: 0 };
+    const report = { items: 0, entities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
     let after = 0;
     for (;;) {
       const { rows } = await this.db.query(
-        `SELECT id, kind, breadcrumb, content FROM memloom_items
+        `SELECT id, breadcrumb, content, content_hash FROM memloom_items
          WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL AND id > $2
-         ORDER BY id LIMIT ${INDEX_BATCH}`,
+         ORDER BY id LIMIT ${Number(batchSize)}`,
         [ns, after],
       );
       if (rows.length === 0) break;
       after = Number(rows[rows.length - 1].id);
-      // item -> mentions; the chunk's stored breadcrumb line is passed as the breadcrumb, not text.
-      const edges = [];
-      const names = new Map();
-      for (const r of rows) {
+      // The chunk's stored breadcrumb line is passed as the breadcrumb, not as text.
+      const items = rows.map((r) => {
         const prefix = r.breadcrumb ? `${r.breadcrumb}\n\n` : '';
         const text = prefix && r.content.startsWith(prefix) ? r.content.slice(prefix.length) : r.content;
-        for (const m of extractEntities(text, r.breadcrumb ?? undefined)) {
+        return { id: Number(r.id), text, breadcrumb: r.breadcrumb ?? null };
+      });
+      const extracted = await ex.extract(items, { onWarning });
+      // item -> mentions, one edge per (entity, item).
+      const edges = new Map();
+      const names = new Map();
+      for (const [i, it] of items.entries()) {
+        if (extracted[i]?.fallback) report.fallbacks++;
+        for (const m of extracted[i]?.mentions ?? []) {
           const key = `${m.kind}\u0000${m.name}`;
           names.set(key, { name: m.name, kind: m.kind });
-          edges.push({ item: Number(r.id), key, strength: m.strength });
+          const edge = `${key}\u0000${it.id}`;
+          const prev = edges.get(edge);
+          if (!prev || prev.strength < m.strength) edges.set(edge, { item: it.id, key, strength: m.strength });
         }
       }
+      // Entities the namespace lacks are embedded before the transaction (an API embedder may be slow).
+      const idOf = new Map();
+      const lookup = async (q, list) => {
+        if (list.length === 0) return;
+        const { rows: found } = await q.query(
+          `SELECT e.id, e.name, e.kind FROM memloom_entities e
+           JOIN unnest($2::text[], $3::text[]) AS t(name, kind) ON e.name = t.name AND e.kind = t.kind
+           WHERE e.namespace = $1`,
+          [ns, list.map((e) => e.name), list.map((e) => e.kind)],
+        );
+        for (const f of found) idOf.set(`${f.kind}\u0000${f.name}`, Number(f.id));
+      };
+      const all = [...names.values()];
+      await lookup(this.db, all);
+      const fresh = all.filter((e) => !idOf.has(`${e.kind}\u0000${e.name}`));
+      const vectors = fresh.length > 0 ? await this._embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, this.embedder))) : [];
+      const edgeList = [...edges.values()];
       await this.db.transaction(async (tx) => {
-        const all = [...names.values()];
-        const idOf = new Map();
-        const lookup = async (list) => {
-          if (list.length === 0) return;
-          const { rows: found } = await tx.query(
-            `SELECT e.id, e.name, e.kind FROM memloom_entities e
-             JOIN unnest($2::text[], $3::text[]) AS t(name, kind) ON e.name = t.name AND e.kind = t.kind
-             WHERE e.namespace = $1`,
-            [ns, list.map((e) => e.name), list.map((e) => e.kind)],
-          );
-          for (const f of found) idOf.set(`${f.kind}\u0000${f.name}`, Number(f.id));
-        };
-        await lookup(all);
-        const fresh = all.filter((e) => !idOf.has(`${e.kind}\u0000${e.name}`));
         if (fresh.length > 0) {
-          const vectors = await this._embed(fresh.map((e) => e.name));
-          await tx.query(
+          const { rows: added } = await tx.query(
             `INSERT INTO memloom_entities (namespace, name, kind, embedding)
              SELECT $1, n, k, e::vector FROM unnest($2::text[], $3::text[], $4::text[]) AS t(n, k, e)
-             ON CONFLICT (namespace, name, kind) DO NOTHING`,
+             ON CONFLICT (namespace, name, kind) DO NOTHING RETURNING id`,
             [ns, fresh.map((e) => e.name), fresh.map((e) => e.kind), vectors],
           );
-          await lookup(fresh);
-          report.entities += fresh.length;
+          report.entities += added.length;
+          await lookup(tx, fresh);
         }
-        if (edges.length > 0) {
+        // Re-indexing replaces the item's edges.
+        await tx.query('DELETE FROM memloom_mentions WHERE item_id = ANY ($1::bigint[])', [items.map((it) => it.id)]);
+        if (edgeList.length > 0) {
           await tx.query(
             `INSERT INTO memloom_mentions (entity_id, item_id, strength)
-             SELECT e, i, s FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS t(e, i, s)
-             ON CONFLICT (entity_id, item_id) DO UPDATE SET strength = greatest(memloom_mentions.strength, excluded.strength)`,
-            [edges.map((x) => idOf.get(x.key)), edges.map((x) => x.item), edges.map((x) => x.strength)],
+             SELECT e, i, s FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS t(e, i, s)`,
+            [edgeList.map((x) => idOf.get(x.key)), edgeList.map((x) => x.item), edgeList.map((x) => x.strength)],
           );
         }
-        await tx.query('UPDATE memloom_items SET indexed_at = now() WHERE id = ANY ($1::bigint[])', [rows.map((r) => Number(r.id))]);
+        // Only items whose content is still what was extracted (a concurrent in-place change
+        // cleared indexed_at and is picked up by the next run).
+        await tx.query(
+          `UPDATE memloom_items m SET indexed_at = now()
+           FROM unnest($1::bigint[], $2::text[]) AS t(id, h) WHERE m.id = t.id AND m.content_hash = t.h`,
+          [rows.map((r) => Number(r.id)), rows.map((r) => r.content_hash)],
+        );
       });
       report.items += rows.length;
-      report.mentions += edges.length;
-      onProgress?.({ done: report.items, total, started });
+      report.mentions += edgeList.length;
+      onProgress?.({ done: report.items, total, started, entities: report.entities, mentions: report.mentions, fallbacks: report.fallbacks });
     }
-    if (report.items > 0) await this._analyze();
+    // Stale edges: superseded items keep no mentions, and entities nothing mentions go.
+    const dm = affected(await this.db.query(
+      `DELETE FROM memloom_mentions mt USING memloom_items m
+       WHERE m.id = mt.item_id AND m.namespace = $1 AND m.status <> 'active'`,
+      [ns],
+    ));
+    const de = affected(await this.db.query(
+      `DELETE FROM memloom_entities e WHERE e.namespace = $1
+       AND NOT EXISTS (SELECT 1 FROM memloom_mentions mt WHERE mt.entity_id = e.id)`,
+      [ns],
+    ));
+    report.removedMentions = dm;
+    report.removedEntities = de;
+    report.seconds = (Date.now() - started) / 1000;
+    if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyze();
     return report;
   }
 
@@ -594,6 +634,31 @@ export class Store {
   }
 }
 
+/** Words for each entity kind in the text an entity is embedded from. */
+const KIND_WORDS = {
+  identifier: 'identifier',
+  error_code: 'error code',
+  file: 'file',
+  flag: 'flag',
+  ticket: 'ticket',
+  host: 'host',
+  version: 'version',
+  code: 'code',
+  name: 'name',
+  topic: 'topic',
+};
+
+/**
+ * The text an entity's embedding is computed from. A model embedder gets its name and kind
+ * (`ERR_REQUIRE_ESM (error code)`); hash-v1 gets the name alone: it has no notion of a kind,
+ * and the kind's words would pull a one-word name under the entity gate ("ETIMEDOUT" against
+ * "ETIMEDOUT (error code)" is 0.53 < 0.60).
+ */
+export function entityEmbeddingText(name, kind, embedder) {
+  if (embedder?.name === 'hash') return name;
+  return `${name} (${KIND_WORDS[kind] ?? kind})`;
+}
+
 function explainHit(ranks, { k, weights }) {
   const terms = {};
   for (const a of ARMS) {
@@ -601,6 +666,11 @@ function explainHit(ranks, { k, weights }) {
     terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w, term: w / (k + ranks[a]) };
   }
   return { k, terms };
+}
+
+/** Rows a write touched (PGlite: affectedRows, pg: rowCount). */
+function affected(r) {
+  return Number(r.affectedRows ?? r.rowCount ?? 0);
 }
 
 function nullableInt(v) {

@@ -1,0 +1,343 @@
+// Entity indexing (Store#index, `memloom index`, `ingest --index`) and the LLM extractor against
+// a local OpenAI-compatible server with canned replies (valid, malformed JSON, wrong schema,
+// 429 then success, timeout). No test reaches the network.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore, embed, offlineExtractor, llmExtractor, extractorFromEnv } from '../src/entry-node.js';
+import { runCli } from './helpers.js';
+
+let tmp;
+before(() => {
+  tmp = mkdtempSync(join(tmpdir(), 'memloom-index-'));
+});
+after(() => rmSync(tmp, { recursive: true, force: true }));
+
+const DOCS = [
+  {
+    source: 'errors.md',
+    text: '# Errors\n\n## ERR_REQUIRE_ESM\n\nThrown when `require()` loads an ES module. Node.js reports it.\n\n## ERR_HTTP_HEADERS_SENT\n\nHeaders were already sent by `response.writeHead()` in Node.js.\n',
+  },
+  {
+    source: 'crypto.md',
+    text: '# Crypto\n\n## Class: X509Certificate\n\nEncapsulates an X509 certificate. Node.js reads it.\n\n## crypto.randomUUID()\n\nA random RFC 4122 UUID from Node.js.\n',
+  },
+];
+
+/** Snapshot of what indexing wrote: {entities: sorted "kind:name", mentions: sorted "kind:name@source>breadcrumb|key strength"}. */
+async function snapshot(store) {
+  const { rows: ents } = await store.db.query(`SELECT kind || ':' || name AS e FROM memloom_entities WHERE namespace = $1 ORDER BY 1`, [store.namespace]);
+  const { rows: ms } = await store.db.query(
+    `SELECT e.kind || ':' || e.name || '@' || coalesce(i.key, i.source || '>' || i.breadcrumb) || ' ' || mt.strength AS m
+     FROM memloom_mentions mt JOIN memloom_entities e ON e.id = mt.entity_id JOIN memloom_items i ON i.id = mt.item_id
+     WHERE e.namespace = $1 ORDER BY 1`,
+    [store.namespace],
+  );
+  return { entities: ents.map((r) => r.e), mentions: ms.map((r) => r.m) };
+}
+
+async function unindexed(store) {
+  const { rows } = await store.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL`, [store.namespace]);
+  return rows[0].n;
+}
+
+async function load(store) {
+  await store.ingest(DOCS);
+  await store.remember('The billing service connects to Postgres at billing-db-1.internal:5432.', { key: 'billing-db-host' });
+  await store.remember('Deploys of orders-api freeze on Fridays (JIRA-4512).', { key: 'deploy-freeze' });
+}
+
+test('index: incremental, idempotent, stale edges removed, in-place changes re-indexed', async () => {
+  const store = await openStore({});
+  try {
+    await load(store);
+    const first = await store.index();
+    assert.equal(first.items, 6); // 4 chunks, 2 memories
+    assert.equal(first.extractor, 'offline');
+    assert.ok(first.entities > 5 && first.mentions >= first.entities, JSON.stringify(first));
+    assert.equal(await unindexed(store), 0);
+    const snap = await snapshot(store);
+    assert.ok(snap.entities.includes('error_code:ERR_REQUIRE_ESM'), snap.entities.join(' '));
+    assert.ok(snap.entities.includes('ticket:JIRA-4512'), snap.entities.join(' '));
+
+    // Nothing new: nothing done, nothing changed.
+    const again = await store.index();
+    assert.deepEqual([again.items, again.entities, again.mentions], [0, 0, 0]);
+    assert.deepEqual(await snapshot(store), snap);
+
+    // A new version supersedes: its predecessor's edges and now-unused entities go.
+    await store.remember('Deploys of orders-api freeze on Thursdays now.', { key: 'deploy-freeze' });
+    const r = await store.index();
+    assert.equal(r.items, 1);
+    assert.ok(r.removedMentions > 0 && r.removedEntities > 0, JSON.stringify(r));
+    const after = await snapshot(store);
+    assert.ok(!after.entities.includes('ticket:JIRA-4512'), after.entities.join(' '));
+    const hit = await store.recall('JIRA-4512', { arms: ['entity'] });
+    assert.equal(hit.results.length, 0, JSON.stringify(hit.results));
+
+    // An in-place content change (sql/0004's trigger) is re-indexed, its old edges replaced.
+    await store.db.query(`UPDATE memloom_items SET content = 'Billing now uses pg-billing-2.internal:6432.' WHERE key = 'billing-db-host' AND status = 'active'`);
+    assert.equal(await unindexed(store), 1);
+    await store.index();
+    const changed = await snapshot(store);
+    assert.ok(changed.mentions.some((m) => m.includes('pg-billing-2.internal') && m.includes('@billing-db-host')), changed.mentions.join('\n'));
+    assert.ok(!changed.mentions.some((m) => m.includes('billing-db-1.internal')), changed.mentions.join('\n'));
+
+    // Deleting an item deletes its edges (foreign key cascade).
+    await store.forget('billing-db-host');
+    await store.index();
+    assert.ok(!(await snapshot(store)).mentions.some((m) => m.includes('@billing-db-host')));
+
+    // --all re-indexes everything and lands on the same state.
+    const before = await snapshot(store);
+    const all = await store.index({ all: true });
+    assert.equal(all.items, 5);
+    assert.deepEqual(await snapshot(store), before);
+  } finally {
+    await store.close();
+  }
+});
+
+test('index: an interrupted run leaves a consistent store and a re-run completes it', async () => {
+  const clean = await openStore({});
+  const store = await openStore({});
+  try {
+    await load(clean);
+    await clean.index();
+    await load(store);
+    const offline = offlineExtractor();
+    let calls = 0;
+    const crashing = {
+      id: 'offline',
+      async extract(items, opts) {
+        if (++calls === 3) throw new Error('killed');
+        return offline.extract(items, opts);
+      },
+    };
+    await assert.rejects(store.index({ extractor: crashing, batchSize: 2 }), /killed/);
+    // Two batches committed, whole: their items indexed with their edges; the rest untouched.
+    assert.equal(await unindexed(store), 2);
+    const { rows } = await store.db.query(
+      `SELECT count(*)::int AS n FROM memloom_mentions mt JOIN memloom_items i ON i.id = mt.item_id WHERE i.indexed_at IS NULL`,
+    );
+    assert.equal(rows[0].n, 0);
+    const progress = [];
+    const r = await store.index({ batchSize: 2, onProgress: (p) => progress.push(p) });
+    assert.equal(r.items, 2);
+    assert.deepEqual(progress.map((p) => [p.done, p.total]), [[2, 2]]);
+    assert.deepEqual(await snapshot(store), await snapshot(clean));
+  } finally {
+    await store.close();
+    await clean.close();
+  }
+});
+
+test('entity arm: similarity, strength and rarity rank items; vague queries get no entity votes', async () => {
+  const store = await openStore({});
+  try {
+    const docs = [];
+    for (let i = 0; i < 12; i++) docs.push({ source: `page${i}.md`, text: `# Page ${i}\n\n## Section ${i}\n\nNode.js runs \`worker${i}.js\` here.\n` });
+    docs.push({ source: 'tls.md', text: '# TLS\n\n## X509Certificate\n\nLoads `X509Certificate` objects.\n' });
+    docs.push({ source: 'misc.md', text: '# Misc\n\n## Other\n\nSometimes a `X509Certificate` appears here too.\n' });
+    await store.ingest(docs);
+    await store.index();
+    // The item whose heading names the entity outranks one that mentions it in passing.
+    const r = await store.recall('X509Certificate', { arms: ['entity'] });
+    assert.deepEqual(r.results.map((h) => h.source), ['tls.md', 'misc.md']);
+    for (const q of ['what did we decide about the office party', 'how do i submit travel expenses']) {
+      const v = await store.recall(q, { arms: ['entity'] });
+      assert.equal(v.results.length, 0, `${q}: ${JSON.stringify(v.results.map((h) => h.source))}`);
+    }
+    // Two entities equally near the query: the one every page mentions (strength 1) weighs
+    // less than the one a single page mentions (strength 0.5): ln(1 + 14/12) < 0.5 ln(1 + 14/1).
+    const q = `[${Array.from(embed('zebra quagga')).join(',')}]`;
+    const { rows: ids } = await store.db.query(`SELECT id, source FROM memloom_items ORDER BY id`);
+    const { rows: ents } = await store.db.query(
+      `INSERT INTO memloom_entities (namespace, name, kind, embedding) VALUES ('default', 'common', 'name', $1::vector), ('default', 'rare', 'name', $1::vector) RETURNING id, name`,
+      [q],
+    );
+    const common = ents.find((e) => e.name === 'common').id;
+    const rare = ents.find((e) => e.name === 'rare').id;
+    const pages = ids.filter((r) => r.source.startsWith('page'));
+    const tls = ids.find((r) => r.source === 'tls.md').id;
+    for (const p of pages) await store.db.query('INSERT INTO memloom_mentions VALUES ($1, $2, 1.0)', [common, p.id]);
+    await store.db.query('INSERT INTO memloom_mentions VALUES ($1, $2, 0.5)', [rare, tls]);
+    const { rows: arm } = await store.db.query(`SELECT id FROM memloom_entity_arm($1::vector, 'default', 50, 0.6, NULL)`, [q]);
+    assert.equal(Number(arm[0].id), Number(tls));
+    assert.equal(arm.length, 13);
+  } finally {
+    await store.close();
+  }
+});
+
+// The LLM extractor --------------------------------------------------------------------------------
+
+/** A local chat-completions server: each request is answered by the next canned behaviour. */
+async function chatServer(behaviours) {
+  const requests = [];
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      const parsed = JSON.parse(body);
+      requests.push({ url: req.url, auth: req.headers.authorization, body: parsed });
+      const b = behaviours.length > 1 ? behaviours.shift() : behaviours[0];
+      b(res, parsed);
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}/v1`, requests, close: () => new Promise((r) => server.close(r)) };
+}
+
+const reply = (content) => (res) => {
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+};
+/** A valid reply naming, for every item, the entities `fn(text)` gives. */
+const answer = (fn) => (res, body) => {
+  const { items } = JSON.parse(body.messages[1].content);
+  reply(JSON.stringify({ items: items.map((it) => ({ id: it.id, entities: fn(it.text) })) }))(res);
+};
+const status = (code, headers = {}) => (res) => {
+  res.writeHead(code, { 'content-type': 'application/json', ...headers });
+  res.end('{"error":{"message":"slow down"}}');
+};
+const hang = () => () => {};
+
+const ITEMS = [
+  { id: 1, text: 'Set `UV_THREADPOOL_SIZE` for the resize worker.', breadcrumb: 'Ops > Threads' },
+  { id: 2, text: 'The Falcon team owns payments-webhook.', breadcrumb: null },
+  { id: 3, text: 'ERR_REQUIRE_ESM is thrown by require().', breadcrumb: 'Errors' },
+];
+const named = (text) =>
+  text.includes('Falcon')
+    ? [{ name: 'Team Falcon', kind: 'name', aliases: ['Falcon'] }, { name: 'payments-webhook', kind: 'identifier', aliases: [] }]
+    : text.includes('UV_')
+      ? [{ name: 'UV_THREADPOOL_SIZE', kind: 'identifier', aliases: ['libuv threadpool size'] }]
+      : [{ name: 'ERR_REQUIRE_ESM', kind: 'error_code', aliases: [] }];
+
+test('llm extractor: request shape, batching, canonical names, aliases', async () => {
+  const srv = await chatServer([answer(named)]);
+  try {
+    const ex = llmExtractor({ url: srv.url, apiKey: 'sk-test', model: 'tiny', batchSize: 2 });
+    assert.equal(ex.id, 'llm:tiny');
+    const out = await ex.extract(ITEMS);
+    assert.equal(srv.requests.length, 2, 'three items in batches of two');
+    const req = srv.requests[0];
+    assert.equal(req.url, '/v1/chat/completions');
+    assert.equal(req.auth, 'Bearer sk-test');
+    assert.equal(req.body.model, 'tiny');
+    assert.equal(req.body.response_format.type, 'json_schema');
+    assert.deepEqual(req.body.response_format.json_schema.schema.properties.items.items.properties.entities.items.required, ['name', 'kind', 'aliases']);
+    assert.match(req.body.messages[1].content, /Ops > Threads\\n\\nSet `UV_THREADPOOL_SIZE`/);
+    assert.deepEqual(out.map((o) => o.fallback), [false, false, false]);
+    const names = out.map((o) => o.mentions.map((m) => `${m.kind}:${m.name}`).sort());
+    assert.deepEqual(names[0], ['identifier:UV_THREADPOOL_SIZE', 'identifier:libuv threadpool size']);
+    assert.deepEqual(names[1], ['identifier:payments-webhook', 'name:falcon', 'name:team falcon']);
+    assert.deepEqual(names[2], ['error_code:ERR_REQUIRE_ESM']);
+    for (const o of out) for (const m of o.mentions) assert.ok(m.strength > 0 && m.strength <= 1);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('llm extractor: malformed and wrong-schema replies fall back to the offline extractor per item', async () => {
+  const offline = await offlineExtractor().extract(ITEMS);
+  const cases = {
+    'not JSON': [reply('{"items": [ {"id": "0", "entities": [')],
+    'fenced but wrong schema': [reply('```json\n{"entities_list": []}\n```')],
+    'body not JSON': [(res) => res.end('<html>oops</html>')],
+    'bad entity in one item': [
+      (res, body) =>
+        reply(JSON.stringify({ items: [{ id: '0', entities: [{ name: 'UV_THREADPOOL_SIZE', kind: 'identifier', aliases: [] }] }, { id: '1', entities: [{ kind: 'name' }] }, { id: '2', entities: 'none' }] }))(res, body),
+    ],
+  };
+  for (const [label, behaviours] of Object.entries(cases)) {
+    const srv = await chatServer(behaviours);
+    try {
+      const warnings = [];
+      const out = await llmExtractor({ url: srv.url, model: 'tiny', batchSize: 3 }).extract(ITEMS, { onWarning: (w) => warnings.push(w) });
+      assert.ok(warnings.length > 0, label);
+      if (label === 'bad entity in one item') {
+        assert.deepEqual(out.map((o) => o.fallback), [false, true, true], label);
+        assert.match(warnings.map((w) => w.reason).join('\n'), /item 2: entity 1 has no "name" string/);
+      } else {
+        assert.deepEqual(out.map((o) => o.fallback), [true, true, true], label);
+        assert.match(warnings[0].reason, /fall back to the offline extractor/, label);
+      }
+      for (const [i, o] of out.entries()) if (o.fallback) assert.deepEqual(o.mentions, offline[i].mentions, label);
+    } finally {
+      await srv.close();
+    }
+  }
+});
+
+test('llm extractor: 429 then success is retried; a timeout falls back; a refused key stops', async () => {
+  let srv = await chatServer([status(429, { 'retry-after': '0' }), status(503), answer(named)]);
+  try {
+    const out = await llmExtractor({ url: srv.url, model: 'tiny', batchSize: 8, backoffMs: 5 }).extract(ITEMS);
+    assert.equal(srv.requests.length, 3);
+    assert.deepEqual(out.map((o) => o.fallback), [false, false, false]);
+  } finally {
+    await srv.close();
+  }
+  srv = await chatServer([hang()]);
+  try {
+    const warnings = [];
+    const started = Date.now();
+    const out = await llmExtractor({ url: srv.url, model: 'tiny', timeoutMs: 150, maxRetries: 1, backoffMs: 5 }).extract(ITEMS, {
+      onWarning: (w) => warnings.push(w),
+    });
+    assert.ok(Date.now() - started < 5000);
+    assert.equal(srv.requests.length, 2);
+    assert.deepEqual(out.map((o) => o.fallback), [true, true, true]);
+    assert.match(warnings[0].reason, /did not answer within 150 ms \(gave up after 2 attempts\)/);
+  } finally {
+    srv.close();
+  }
+  srv = await chatServer([status(401)]);
+  try {
+    await assert.rejects(llmExtractor({ url: srv.url, model: 'tiny' }).extract(ITEMS), /refused the key \(401\); set MEMLOOM_EXTRACT_KEY/);
+  } finally {
+    await srv.close();
+  }
+  assert.equal(extractorFromEnv({}).id, 'offline');
+  assert.equal(extractorFromEnv({ MEMLOOM_EXTRACT_URL: 'http://127.0.0.1:9/v1', MEMLOOM_EXTRACT_MODEL: 'm' }).id, 'llm:m');
+  assert.throws(() => extractorFromEnv({ MEMLOOM_EXTRACT_URL: 'http://127.0.0.1:9/v1' }), /needs url and model/);
+});
+
+test('cli: ingest --index with the LLM extractor configured, progress and fallbacks on stderr', async () => {
+  const docs = join(tmp, 'docs');
+  mkdirSync(docs);
+  for (let i = 0; i < 3; i++) writeFileSync(join(docs, `n${i}.md`), `# Note ${i}\n\nThe Falcon team owns payments-webhook-${i}.\n`);
+  // First request malformed (its items fall back), later ones answered.
+  const srv = await chatServer([reply('not json at all'), answer(named)]);
+  const store = join(tmp, 'cli-store');
+  const env = { MEMLOOM_EXTRACT_URL: srv.url, MEMLOOM_EXTRACT_MODEL: 'tiny', MEMLOOM_EXTRACT_BATCH: '2' };
+  try {
+    let r = await runCli(['init', '--store', store], { async: true });
+    assert.equal(r.status, 0, r.stderr);
+    r = await runCli(['ingest', docs, '--index', '--json', '--store', store], { env, async: true });
+    assert.equal(r.status, 0, r.stderr);
+    const rep = JSON.parse(r.stdout);
+    assert.equal(rep.index.items, 3);
+    assert.equal(rep.index.fallbacks, 2);
+    assert.match(r.stderr, /warning: LLM reply is not valid JSON .*2 item\(s\) fall back to the offline extractor/);
+    assert.match(r.stderr, /indexed 3 items: \d+ entities, \d+ mentions in [\d.]+ s \(\d+ items\/s, llm:tiny extractor\); 2 items fell back/);
+    r = await runCli(['recall', 'Team Falcon', '--arms', 'entity', '--json', '--store', store], { async: true });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).results[0]?.source, 'n2.md');
+    // Nothing left: a re-run indexes nothing; --all --offline re-indexes without the model.
+    const before = srv.requests.length;
+    r = await runCli(['index', '--all', '--offline', '--json', '--store', store], { env: { ...env, MEMLOOM_PROGRESS_MS: '1' }, async: true });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).items, 3);
+    assert.equal(srv.requests.length, before);
+    assert.match(r.stderr, /offline extractor/);
+  } finally {
+    await srv.close();
+  }
+});
