@@ -53,7 +53,8 @@ TOKEN_A="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).t
 TOKEN_B="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
 hash() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
 umask 077
-printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-a","%s":"team-b"}\n' \
+# A 2 s connect timeout (default 3 s): the test of a frozen database waits for it.
+printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-a","%s":"team-b"}\nMEMLOOM_CONNECT_TIMEOUT_MS=2000\n' \
   "$URL" "$(hash "$TOKEN_A")" "$(hash "$TOKEN_B")" > "$WORK/worker.env"
 
 free_port() {

@@ -211,6 +211,23 @@ test('409: a store built with another embedder is refused, naming both', async (
   assert.equal((await recall(TOKEN_A, { query: 'max_connections' })).status, 200);
 });
 
+test('503, not a hang, when the database accepts connections but never answers', async () => {
+  const pgctl = path.join(here, 'pg-ctl.sh');
+  execFileSync('bash', [pgctl, 'freeze'], { stdio: 'inherit' });
+  try {
+    const t = Date.now();
+    const res = await recall(TOKEN_A, { query: 'max_connections' });
+    const took = Date.now() - t;
+    assertError(res, 503, 'database_unavailable');
+    assert.match(res.json.error.message, /within 2000 ms/);
+    assert.ok(Number(res.headers.get('retry-after')) > 0);
+    assert.ok(took >= 1900 && took < 10_000, `answered after ${took} ms`);
+  } finally {
+    execFileSync('bash', [pgctl, 'thaw'], { stdio: 'inherit' });
+  }
+  assert.equal((await recall(TOKEN_A, { query: 'max_connections' })).status, 200);
+});
+
 test('503 with Retry-After while the database is down, then recovery', async () => {
   const pgctl = path.join(here, 'pg-ctl.sh');
   execFileSync('bash', [pgctl, 'pause'], { stdio: 'inherit' });

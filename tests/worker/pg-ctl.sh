@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Stop and restart the throwaway cluster of scripts/pg.sh WITHOUT deleting its data (pg.sh stop
 # deletes it): the worker end-to-end test uses this to check 503 and recovery.
-#   MEMLOOM_PG_STATE=... tests/worker/pg-ctl.sh pause|resume
+#   MEMLOOM_PG_STATE=... tests/worker/pg-ctl.sh pause|resume   stop / start the server
+#   MEMLOOM_PG_STATE=... tests/worker/pg-ctl.sh freeze|thaw    SIGSTOP / SIGCONT the postmaster:
+#                                                              connects are accepted, never answered
 set -euo pipefail
 STATE="${MEMLOOM_PG_STATE:?set MEMLOOM_PG_STATE (the state directory of scripts/pg.sh)}"
 PG_BIN=/usr/lib/postgresql/15/bin
@@ -25,5 +27,7 @@ case "${1:-}" in
     # The options the cluster was started with (postmaster.opts), minus the binary and -D.
     opts="$(start_options "$data/postmaster.opts")"
     as_owner "$PG_BIN/pg_ctl" -D "$data" -l "$(dirname "$data")/server.log" -w -t 60 -o "$opts" start >/dev/null ;;
-  *) echo "usage: pg-ctl.sh pause|resume" >&2; exit 2 ;;
+  freeze) kill -STOP "$(head -n1 "$data/postmaster.pid")" ;;
+  thaw) kill -CONT "$(head -n1 "$data/postmaster.pid")" ;;
+  *) echo "usage: pg-ctl.sh pause|resume|freeze|thaw" >&2; exit 2 ;;
 esac
