@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-wasm-build test-sql test-npm wasm-target bench
+.PHONY: demo test lint test-core test-wasm-build test-sql test-npm test-worker wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -11,7 +11,7 @@ demo:
 	bash npm/demo.sh
 
 ## test: every test (the same command CI runs through .ci/run)
-test: test-core test-wasm-build test-sql test-npm
+test: test-core test-wasm-build test-sql test-npm test-worker
 
 ## lint: formatting and clippy, as CI runs them
 lint:
@@ -19,7 +19,7 @@ lint:
 	cargo clippy --workspace --all-targets -- -D warnings
 
 test-core:
-	cargo test -p memloom-core -p memloom-wasm
+	cargo test -p memloom-core -p memloom-wasm -p edge-worker
 
 # SQL on a real PostgreSQL 15 + pgvector (installed from Debian when missing, throwaway cluster).
 test-sql:
@@ -29,6 +29,10 @@ test-sql:
 # embedded store and on a real PostgreSQL, a browser smoke test in Debian's Chromium.
 test-npm:
 	bash scripts/test-npm.sh
+
+# The edge worker in workerd (wrangler) against a real PostgreSQL: REST and MCP end to end.
+test-worker:
+	bash scripts/test-worker.sh
 
 wasm-target:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
