@@ -355,6 +355,15 @@ COMMENT ON FUNCTION memloom_rrf(bigint[], bigint[], bigint[], double precision, 
 'weighted reciprocal rank fusion of three ranked id lists: score = w_vector/(k+vector_rank) + w_keyword/(k+keyword_rank) + w_entity/(k+entity_rank), missing arms add 0; best first, ties by id';
 
 -- Recall: one call -----------------------------------------------------------------------------
+CREATE FUNCTION memloom_default_candidates(lim integer) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- 10 = memloom_core::fuse::DEFAULT_CANDIDATES (a test in crates/memloom-sql pins it). Deep
+    -- ranks of a weak arm add RRF noise: rank 16 in two arms outscores rank 1 in one.
+    SELECT greatest(lim, 10)
+$$;
+COMMENT ON FUNCTION memloom_default_candidates(integer) IS
+'the candidates each arm contributes to memloom_fuse when the call does not say: greatest(lim, 10)';
+
 CREATE FUNCTION memloom_fuse(
     query_text       text,
     query_embedding  vector,
@@ -365,7 +374,7 @@ CREATE FUNCTION memloom_fuse(
     w_keyword        double precision DEFAULT 2.0,
     w_entity         double precision DEFAULT 0.5,
     entity_gate      double precision DEFAULT 0.60,
-    candidates       integer          DEFAULT 50,
+    candidates       integer          DEFAULT NULL,
     kinds            text[]           DEFAULT NULL,
     keyword_scan_cap integer          DEFAULT 1000
 ) RETURNS TABLE (
@@ -393,6 +402,7 @@ BEGIN
         RAISE EXCEPTION 'memloom_fuse needs a namespace' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF lim IS NULL OR lim <= 0 THEN RETURN; END IF;
+    candidates := coalesce(candidates, memloom_default_candidates(lim));
     vector_ids := ARRAY(SELECT a.id FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a);
     keyword_ids := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, candidates, kinds,
                                                              keyword_scan_cap, vector_ids) a);
@@ -408,4 +418,4 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer) IS
-'recall in one call: the vector, keyword and entity arms over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, 50 candidates per arm';
+'recall in one call: the vector, keyword and entity arms over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = greatest(lim, 10)';

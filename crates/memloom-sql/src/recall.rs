@@ -6,8 +6,8 @@ use tokio_postgres::{Client, Row};
 use crate::{Error, ErrorKind};
 
 /// The arguments of one `memloom_fuse` call. Overrides left `None` take the SQL function's
-/// defaults (k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, 50 candidates per arm), which
-/// are defined once, in `sql/0002_recall.sql`.
+/// defaults (k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, `greatest(limit, 10)` candidates
+/// per arm), which are defined once, in `sql/0002_recall.sql`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FuseParams {
     pub query_text: String,
@@ -20,7 +20,8 @@ pub struct FuseParams {
     pub w_keyword: Option<f64>,
     pub w_entity: Option<f64>,
     pub entity_gate: Option<f64>,
-    /// Candidates each arm contributes before fusion.
+    /// Candidates each arm contributes before fusion (`None`: the larger of `limit` and
+    /// `memloom_core::fuse::DEFAULT_CANDIDATES`).
     pub candidates: Option<i32>,
     /// Only these kinds (`memory`, `chunk`); `None` for all.
     pub kinds: Option<Vec<String>>,

@@ -1,6 +1,7 @@
 use memloom_core::fuse::{
-    ArmRankings, FuseParams as CoreParams, Weights, DEFAULT_ENTITY_GATE, DEFAULT_RRF_K,
-    DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR,
+    default_candidates, ArmRankings, FuseParams as CoreParams, Weights, DEFAULT_CANDIDATES,
+    DEFAULT_ENTITY_GATE, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD,
+    DEFAULT_WEIGHT_VECTOR,
 };
 use serde::Deserialize;
 
@@ -128,6 +129,26 @@ async fn sql_defaults_are_the_core_constants() {
     assert_eq!(default_of("w_keyword"), DEFAULT_WEIGHT_KEYWORD);
     assert_eq!(default_of("w_entity"), DEFAULT_WEIGHT_ENTITY);
     assert_eq!(default_of("entity_gate"), DEFAULT_ENTITY_GATE);
+    // candidates: NULL, meaning memloom_default_candidates(lim) = greatest(lim, 10).
+    let candidates = args
+        .split(", ")
+        .find(|a| a.starts_with("candidates "))
+        .unwrap_or_else(|| panic!("memloom_fuse has no argument candidates: {args}"));
+    assert_eq!(candidates, "candidates integer DEFAULT NULL::integer");
+    for lim in [1_i32, 5, 10, 11, 25, 100] {
+        let sql: i32 = db
+            .client
+            .query_one("SELECT memloom_default_candidates($1)", &[&lim])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(
+            u32::try_from(sql).unwrap(),
+            default_candidates(lim.unsigned_abs()),
+            "lim {lim}"
+        );
+    }
+    assert_eq!(default_candidates(1), DEFAULT_CANDIDATES);
     // Stated once: memloom_rrf takes them without defaults.
     let rrf_defaults: i16 = db
         .client

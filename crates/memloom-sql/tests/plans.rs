@@ -52,12 +52,11 @@ async fn each_arm_uses_its_index() {
         )
         .await
         .expect("auto_explain is available (the test server is PostgreSQL with contrib)");
-    let rows = memloom_sql::fuse(
-        &client,
-        &memloom_sql::FuseParams::new(query, embed(query), "ns", 100),
-    )
-    .await
-    .unwrap();
+    // 50 per arm (lim 100 would mean 100: with 3,000 entities the planner then rightly sorts
+    // them all instead of walking the HNSW graph).
+    let mut params = memloom_sql::FuseParams::new(query, embed(query), "ns", 100);
+    params.candidates = Some(50);
+    let rows = memloom_sql::fuse(&client, &params).await.unwrap();
     client
         .batch_execute("SET auto_explain.log_min_duration = -1")
         .await

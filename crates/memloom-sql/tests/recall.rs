@@ -166,3 +166,43 @@ async fn kinds_and_overrides_are_honoured() {
     );
     db.drop_db().await;
 }
+
+/// Without `candidates`, each arm contributes greatest(lim, 10) ids (DEFAULT_CANDIDATES).
+#[tokio::test]
+async fn candidates_default_to_the_larger_of_the_limit_and_ten() {
+    let Some(db) = TestDb::new("candidates").await else {
+        return;
+    };
+    for i in 0..30 {
+        db.chunk(
+            "ns",
+            &format!("doc{i}.md"),
+            &format!("Replication slot number {i} retains WAL segments."),
+        )
+        .await;
+    }
+    db.refresh_stats("ns").await;
+    let deepest = |rows: &[memloom_sql::FusedRow]| {
+        let v = rows.iter().filter_map(|r| r.vector_rank).max().unwrap_or(0);
+        let k = rows.iter().filter_map(|r| r.keyword_rank).max().unwrap_or(0);
+        (v, k)
+    };
+    let query = "replication slot WAL";
+    // lim 100 shows every voter; candidates fixes how deep each arm went.
+    let mut p = FuseParams::new(query, embed(query), "ns", 100);
+    p.candidates = Some(10);
+    let ten = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert_eq!(deepest(&ten), (10, 10));
+    p.candidates = None;
+    let all = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert_eq!(deepest(&all), (30, 30), "lim 100 > 10: every item");
+    p.limit = 5;
+    let five = memloom_sql::fuse(&db.client, &p).await.unwrap();
+    assert_eq!(five.len(), 5);
+    // The five best of a 10-deep fusion are the five best of the explicit 10-candidate one.
+    assert_eq!(
+        five.iter().map(|r| r.id).collect::<Vec<_>>(),
+        ten.iter().take(5).map(|r| r.id).collect::<Vec<_>>()
+    );
+    db.drop_db().await;
+}

@@ -22,6 +22,18 @@ pub const DEFAULT_WEIGHT_ENTITY: f64 = 0.5;
 /// vague query matches no entity and the arm abstains.
 pub const DEFAULT_ENTITY_GATE: f64 = 0.60;
 
+/// Candidates each arm contributes before fusion, when the caller does not say: the larger of
+/// this and the result limit. Deep ranks of a weak arm add RRF noise (an item at rank 16 in two
+/// arms outscores one at rank 1 in one arm): on the Node docs eval (limit 10, hash-v1), 50 per
+/// arm gave S@1 .541 / nDCG@10 .607 against .600 / .652 with 10 (docs/EVAL.md).
+pub const DEFAULT_CANDIDATES: u32 = 10;
+
+/// The candidates per arm for a result limit: `max(limit, DEFAULT_CANDIDATES)` (as
+/// `memloom_default_candidates` in SQL).
+pub fn default_candidates(limit: u32) -> u32 {
+    limit.max(DEFAULT_CANDIDATES)
+}
+
 /// Per-arm weights of the fusion.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
