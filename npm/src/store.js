@@ -39,7 +39,8 @@ export const ARMS = ['vector', 'keyword', 'entity'];
  * - `{ dir }`: embedded PGlite in a directory (Node) or `idb://name` (browser); no `dir`: memory.
  * - `{ url }`: a PostgreSQL server with pgvector.
  * Options: `namespace`, `embedder` (default hash-v1), `create` (default true; false refuses a
- * directory that holds no store), `drivers` (supplied by the entry module).
+ * directory that holds no store), `pglite` (extra PGlite options for an embedded store, e.g.
+ * `{ relaxedDurability: true }`), `drivers` (supplied by the entry module).
  */
 export async function openStore(options = {}, drivers = defaultDrivers) {
   const { url, dir, namespace = DEFAULT_NAMESPACE } = options;
@@ -56,7 +57,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir);
+    db = await d.openPglite(dir, options.pglite);
   }
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
@@ -273,20 +274,19 @@ export class Store {
     return report;
   }
 
-  /** Keyword statistics and, on the embedded store, the vector index policy. */
+  /** Keyword and planner statistics and, on the embedded store, the vector index policy. */
   async _afterWrite() {
-    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
-    await this._analyze();
+    await this._refreshStats();
     await this.maintainVectorIndex();
   }
 
   /**
-   * Planner statistics. PGlite has no autovacuum, and a server's may lag a bulk load: without
-   * them the entity arm's join runs its HNSW scan once per mention row (26 s instead of 0.1 s
-   * on the Node docs).
+   * memloom_refresh_stats: BM25 statistics, then ANALYZE of the pool tables. PGlite has no
+   * autovacuum, and a server's may lag a bulk load: without planner statistics the entity arm's
+   * join runs its HNSW scan once per mention row (26 s instead of 0.1 s on the Node docs).
    */
-  async _analyze() {
-    await this.db.exec('ANALYZE memloom_items, memloom_entities, memloom_mentions');
+  async _refreshStats() {
+    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
   }
 
   /**
@@ -597,7 +597,7 @@ export class Store {
     report.removedMentions = dm;
     report.removedEntities = de;
     report.seconds = (Date.now() - started) / 1000;
-    if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyze();
+    if (report.items + report.removedMentions + report.removedEntities > 0) await this._refreshStats();
     return report;
   }
 

@@ -206,3 +206,35 @@ async fn candidates_default_to_the_larger_of_the_limit_and_ten() {
     );
     db.drop_db().await;
 }
+
+/// memloom_refresh_stats also gathers planner statistics (PGlite has no autovacuum).
+#[tokio::test]
+async fn refresh_stats_analyzes_the_pool_tables() {
+    let Some(db) = TestDb::new("analyze").await else {
+        return;
+    };
+    let a = db
+        .chunk("ns", "a.md", "PgBouncer pools connections.")
+        .await;
+    db.entity("ns", "PgBouncer", &[(a, 1.0)]).await;
+    let analyzed = || async {
+        db.client
+            .query_one(
+                "SELECT count(DISTINCT tablename)::int FROM pg_stats
+                 WHERE tablename IN ('memloom_items', 'memloom_entities', 'memloom_mentions')",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get::<_, i32>(0)
+    };
+    assert_eq!(analyzed().await, 0, "no statistics before");
+    db.refresh_stats("ns").await;
+    assert_eq!(analyzed().await, 3, "items, entities and mentions analyzed");
+    // Inside a caller's transaction too (ANALYZE may run there; VACUUM may not).
+    db.client
+        .batch_execute("BEGIN; SELECT memloom_refresh_stats('ns'); COMMIT;")
+        .await
+        .expect("refresh_stats in a transaction");
+    db.drop_db().await;
+}
