@@ -380,7 +380,8 @@ CREATE FUNCTION memloom_fuse(
     entity_gate      double precision DEFAULT 0.60,
     candidates       integer          DEFAULT NULL,
     kinds            text[]           DEFAULT NULL,
-    keyword_scan_cap integer          DEFAULT 1000
+    keyword_scan_cap integer          DEFAULT 1000,
+    arms             text[]           DEFAULT NULL
 ) RETURNS TABLE (
     id           bigint,
     kind         text,
@@ -405,13 +406,24 @@ BEGIN
     IF ns IS NULL THEN
         RAISE EXCEPTION 'memloom_fuse needs a namespace' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF arms IS NOT NULL AND NOT arms <@ ARRAY['vector', 'keyword', 'entity'] THEN
+        RAISE EXCEPTION 'unknown arm in %; arms are vector, keyword, entity', arms
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF lim IS NULL OR lim <= 0 THEN RETURN; END IF;
     candidates := coalesce(candidates, memloom_default_candidates(lim));
-    vector_ids := ARRAY(SELECT a.id FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a);
-    keyword_ids := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, candidates, kinds,
-                                                             keyword_scan_cap, vector_ids) a);
-    entity_ids := ARRAY(SELECT a.id FROM memloom_entity_arm(query_embedding, ns, candidates,
-                                                           entity_gate, kinds) a);
+    -- An arm left out of arms does not run: no votes, and no boost ids for the keyword arm.
+    IF arms IS NULL OR 'vector' = ANY (arms) THEN
+        vector_ids := ARRAY(SELECT a.id FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a);
+    END IF;
+    IF arms IS NULL OR 'keyword' = ANY (arms) THEN
+        keyword_ids := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, candidates, kinds,
+                                                                 keyword_scan_cap, vector_ids) a);
+    END IF;
+    IF arms IS NULL OR 'entity' = ANY (arms) THEN
+        entity_ids := ARRAY(SELECT a.id FROM memloom_entity_arm(query_embedding, ns, candidates,
+                                                               entity_gate, kinds) a);
+    END IF;
     RETURN QUERY
     SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, f.rrf_score,
            1 - (m.embedding <=> query_embedding), f.vector_rank, f.keyword_rank, f.entity_rank
@@ -421,5 +433,5 @@ BEGIN
     LIMIT lim;
 END
 $$;
-COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer) IS
-'recall in one call: the vector, keyword and entity arms over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = greatest(lim, 10)';
+COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[]) IS
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = greatest(lim, 10)';

@@ -417,7 +417,7 @@ export class Store {
   /**
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, arms (subset of
-   * ARMS; the others get weight 0 and their ranks are hidden), explain (adds each arm's term).
+   * ARMS; the others do not run in SQL), explain (adds each arm's term).
    */
   async recall(query, options = {}) {
     const started = performance.now();
@@ -432,7 +432,7 @@ export class Store {
       if (kind !== 'memory' && kind !== 'chunk') throw new MemloomError(`unknown kind "${kind}"; kinds are memory, chunk`);
     }
     const w = {};
-    for (const a of ARMS) w[a] = enabled.has(a) ? (weights[a] ?? null) : 0;
+    for (const a of ARMS) w[a] = weights[a] ?? null;
     const [vec] = await this._embed([query]);
     // Named arguments: NULL would override a default, so only given ones are passed.
     const args = [query, vec, this.namespace, limit];
@@ -448,6 +448,7 @@ export class Store {
     add('w_entity', w.entity, 'float8');
     add('candidates', candidates, 'int4');
     add('kinds', kinds, 'text[]');
+    add('arms', arms ? ARMS.filter((a) => enabled.has(a)) : null, 'text[]');
     const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
     let rows;
     try {
@@ -457,12 +458,7 @@ export class Store {
     }
     const results = [];
     for (const r of rows) {
-      const ranks = {
-        vector: enabled.has('vector') ? nullableInt(r.vector_rank) : null,
-        keyword: enabled.has('keyword') ? nullableInt(r.keyword_rank) : null,
-        entity: enabled.has('entity') ? nullableInt(r.entity_rank) : null,
-      };
-      if (ranks.vector === null && ranks.keyword === null && ranks.entity === null) continue;
+      const ranks = { vector: nullableInt(r.vector_rank), keyword: nullableInt(r.keyword_rank), entity: nullableInt(r.entity_rank) };
       const hit = {
         id: Number(r.id),
         kind: r.kind,

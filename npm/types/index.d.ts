@@ -223,9 +223,9 @@ export interface RecallOptions {
   kinds?: Array<'memory' | 'chunk'>;
   weights?: Partial<Weights>;
   k?: number;
-  /** Candidates per arm; default 50. */
+  /** Candidates per arm; default the larger of `limit` and 10. */
   candidates?: number;
-  /** Arms that vote; the others get weight 0 and their ranks read null. Default all. */
+  /** Arms that run and vote; the others do not run and their ranks read null. Default all. */
   arms?: Arm[];
   /** Adds `explain` to each result: each arm's rank, weight and RRF term. */
   explain?: boolean;

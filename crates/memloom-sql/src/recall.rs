@@ -27,6 +27,9 @@ pub struct FuseParams {
     pub kinds: Option<Vec<String>>,
     /// Rows the keyword arm scores at most when only common words match.
     pub keyword_scan_cap: Option<i32>,
+    /// Only these arms run (`vector`, `keyword`, `entity`); `None` for all. An arm left out
+    /// casts no votes and gives the keyword arm no boost ids.
+    pub arms: Option<Vec<String>>,
 }
 
 impl FuseParams {
@@ -101,9 +104,11 @@ pub async fn fuse(client: &Client, p: &FuseParams) -> Result<Vec<FusedRow>, Erro
             args.push(format!("{name} => ${}", params.len()));
         }
     }
-    if let Some(kinds) = &p.kinds {
-        params.push((kinds, Type::TEXT_ARRAY));
-        args.push(format!("kinds => ${}", params.len()));
+    for (name, value) in [("kinds", &p.kinds), ("arms", &p.arms)] {
+        if let Some(v) = value {
+            params.push((v, Type::TEXT_ARRAY));
+            args.push(format!("{name} => ${}", params.len()));
+        }
     }
     let sql = format!(
         "SELECT id, kind, source, breadcrumb, key, content, rrf_score, similarity, \

@@ -238,3 +238,57 @@ async fn refresh_stats_analyzes_the_pool_tables() {
         .expect("refresh_stats in a transaction");
     db.drop_db().await;
 }
+
+/// `arms` restricts which arms run: the others cast no votes (and the keyword arm gets no
+/// boost ids from a vector arm that did not run).
+#[tokio::test]
+async fn arms_left_out_do_not_run() {
+    let Some(db) = TestDb::new("arms").await else {
+        return;
+    };
+    let a = db
+        .chunk("ns", "pool.md", "PgBouncer pools connections in transaction mode.")
+        .await;
+    db.chunk("ns", "vacuum.md", "Autovacuum removes dead tuples.")
+        .await;
+    db.entity("ns", "PgBouncer", &[(a, 0.9)]).await;
+    db.refresh_stats("ns").await;
+    let query = "PgBouncer";
+    let run = |arms: Option<&[&str]>| {
+        let mut p = FuseParams::new(query, embed(query), "ns", 10);
+        p.arms = arms.map(|a| a.iter().map(|s| s.to_string()).collect());
+        let client = &db.client;
+        async move { memloom_sql::fuse(client, &p).await }
+    };
+    let all = run(None).await.unwrap();
+    assert!(all.iter().any(|r| r.vector_rank.is_some()));
+    assert!(all.iter().any(|r| r.keyword_rank.is_some()));
+    assert!(all.iter().any(|r| r.entity_rank.is_some()));
+    for only in ["vector", "keyword", "entity"] {
+        let rows = run(Some(&[only])).await.unwrap();
+        assert!(!rows.is_empty(), "{only}");
+        for r in &rows {
+            let ranks = [
+                ("vector", r.vector_rank),
+                ("keyword", r.keyword_rank),
+                ("entity", r.entity_rank),
+            ];
+            for (arm, rank) in ranks {
+                assert_eq!(rank.is_some(), arm == only, "arms [{only}]: {r:?}");
+            }
+        }
+    }
+    let keyword_and_entity = run(Some(&["keyword", "entity"])).await.unwrap();
+    assert_eq!(
+        keyword_and_entity.iter().map(|r| r.id).collect::<Vec<_>>(),
+        vec![a],
+        "the vector arm's candidates are not voted for"
+    );
+    assert!(run(Some(&[])).await.unwrap().is_empty(), "no arms, no rows");
+    let err = run(Some(&["vector", "graph"])).await.unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "recall failed: unknown arm in {vector,graph}; arms are vector, keyword, entity"
+    );
+    db.drop_db().await;
+}
