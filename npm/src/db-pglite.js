@@ -3,8 +3,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 
-export async function openPglite(dir) {
-  const pg = dir === undefined ? new PGlite({ extensions: { vector } }) : new PGlite(dir, { extensions: { vector } });
+export async function openPglite(dir, options = {}) {
+  const opts = { ...options, extensions: { vector } };
+  const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
   await pg.waitReady;
   return {
     kind: 'embedded',

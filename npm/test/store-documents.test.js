@@ -60,3 +60,14 @@ test('memories lists active memories newest first, superseded versions left out'
   assert.equal((await store.memories({ limit: 1 })).length, 1);
   await assert.rejects(store.memories({ limit: 0 }), /limit must be a positive integer/);
 });
+
+test('extra PGlite options reach an embedded store', async () => {
+  const relaxed = await openStore({ pglite: { relaxedDurability: true } });
+  try {
+    await relaxed.ingest([{ source: 'a.md', text: '# A\n\nThe ERR_TEST_CODE error.\n' }]);
+    assert.equal(relaxed.db.kind, 'embedded');
+    assert.equal((await relaxed.recall('ERR_TEST_CODE', { limit: 1 })).results[0].source, 'a.md');
+  } finally {
+    await relaxed.close();
+  }
+});

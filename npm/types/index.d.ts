@@ -167,6 +167,8 @@ export interface OpenStoreOptions {
   adoptEmbedder?: boolean;
   /** Default true: create and migrate when missing. False: error when no store exists. */
   create?: boolean;
+  /** Extra PGlite options for an embedded store, e.g. `{ relaxedDurability: true }`. */
+  pglite?: Record<string, unknown>;
 }
 
 export function openStore(options?: OpenStoreOptions): Promise<Store>;
