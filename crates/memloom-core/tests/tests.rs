@@ -2,6 +2,7 @@
 
 mod corpus;
 mod entities;
+mod fuzz_regressions;
 mod golden;
 mod props;
 mod util;

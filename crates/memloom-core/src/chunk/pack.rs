@@ -84,9 +84,14 @@ fn cut(text: &str, block: Block, max: usize) -> Vec<Block> {
             while !text.is_char_boundary(cut_at) {
                 cut_at -= 1;
             }
-            if let Some(ws) = text[start..cut_at].rfind(char::is_whitespace) {
+            // After the white space character, whatever its width (U+3000, U+0085: found by
+            // fuzzing, `+ 1` cut inside them).
+            if let Some((ws, c)) = text[start..cut_at]
+                .char_indices()
+                .rfind(|(_, c)| c.is_whitespace())
+            {
                 if ws >= max / 2 {
-                    cut_at = start + ws + 1;
+                    cut_at = start + ws + c.len_utf8();
                 }
             }
             push_trimmed(text, &mut pieces, start, cut_at);

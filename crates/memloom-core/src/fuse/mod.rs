@@ -126,9 +126,11 @@ pub fn fuse(arms: &ArmRankings, params: &FuseParams) -> Result<Vec<Fused>, Error
 }
 
 /// `w_v/(k+r_v) + w_k/(k+r_k) + w_e/(k+r_e)`, an absent rank adding 0, summed in that order.
+/// `k + r` is added in `f64` (exact: both are integers under 2^33), as SQL's double precision
+/// `k` does: in `u32` it overflowed for `k` near `u32::MAX` (found by fuzzing).
 pub fn rrf_score(ranks: &Ranks, params: &FuseParams) -> f64 {
     let term = |weight: f64, rank: Option<u32>| match rank {
-        Some(r) => weight / f64::from(params.k + r),
+        Some(r) => weight / (f64::from(params.k) + f64::from(r)),
         None => 0.0,
     };
     let w = &params.weights;
