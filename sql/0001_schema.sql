@@ -4,17 +4,19 @@
 
 CREATE EXTENSION IF NOT EXISTS vector;
 
--- One row: the embedder that built this store (name 'hash', version 1 = hash-v1, as
--- memloom_core::EmbedderInfo). Queries embedded differently are refused.
+-- One row: the schema version and the embedder that built this store (name 'hash', version 1,
+-- 256 dims = hash-v1, as memloom_core::EmbedderInfo). The embedder is NULL until
+-- memloom_init_store (sql/0002) records it and sizes the vector columns; queries embedded
+-- differently are refused.
 CREATE TABLE memloom_meta (
     singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    embedder_name    text    NOT NULL,
-    embedder_version integer NOT NULL CHECK (embedder_version >= 1),
-    embedder_dims    integer NOT NULL CHECK (embedder_dims > 0),
-    schema_version   integer NOT NULL
+    embedder_name    text    CHECK (embedder_name <> ''),
+    embedder_version integer CHECK (embedder_version >= 1),
+    embedder_dims    integer CHECK (embedder_dims BETWEEN 1 AND 16000),
+    schema_version   integer NOT NULL,
+    CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (embedder_name, embedder_version, embedder_dims, schema_version)
-VALUES ('hash', 1, 256, 1);  -- hash-v1, as memloom_core::embed::HASH_V1
+INSERT INTO memloom_meta (schema_version) VALUES (1);
 
 -- Exact identifier lexemes -------------------------------------------------------------------
 -- to_tsvector('english') splits max_connections into max + connect, drops "is" from is_active
@@ -77,7 +79,7 @@ CREATE TABLE memloom_items (
     supersedes    bigint      REFERENCES memloom_items (id),
     superseded_by bigint      REFERENCES memloom_items (id),
     content_hash  text        NOT NULL GENERATED ALWAYS AS (md5(content)) STORED,
-    embedding     vector(256) NOT NULL,
+    embedding     vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
     metadata      jsonb       NOT NULL DEFAULT '{}',
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
@@ -94,7 +96,7 @@ CREATE UNIQUE INDEX memloom_items_key_version ON memloom_items (namespace, key, 
     WHERE key IS NOT NULL;
 CREATE INDEX memloom_items_source ON memloom_items (namespace, source);
 CREATE INDEX memloom_items_unindexed ON memloom_items (namespace, id) WHERE indexed_at IS NULL;
-CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops);
+-- The HNSW index (memloom_items_embedding) needs the dimensions: memloom_ensure_vector_index.
 CREATE INDEX memloom_items_tsv ON memloom_items USING gin (tsv);
 
 -- Entities and mention edges ---------------------------------------------------------------
@@ -103,11 +105,10 @@ CREATE TABLE memloom_entities (
     namespace  text        NOT NULL,
     name       text        NOT NULL,
     kind       text        NOT NULL,
-    embedding  vector(256) NOT NULL,
+    embedding  vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
     created_at timestamptz NOT NULL DEFAULT now(),
     UNIQUE (namespace, name, kind)
 );
-CREATE INDEX memloom_entities_embedding ON memloom_entities USING hnsw (embedding vector_cosine_ops);
 
 CREATE TABLE memloom_mentions (
     entity_id bigint NOT NULL REFERENCES memloom_entities (id) ON DELETE CASCADE,

@@ -229,6 +229,13 @@ export class Store {
           onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
           continue;
         }
+        if (loaded.text.includes('\0')) {
+          // A document given as text: the same rule as a file's bytes (decode.js).
+          report.skipped++;
+          warn({ source: doc.source, path: loaded.path, reason: 'binary (contains NUL bytes)' });
+          onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+          continue;
+        }
         report.files++;
         seen.add(doc.source);
         const hash = await sha256(loaded.text);
@@ -327,6 +334,9 @@ export class Store {
       if (r.key != null && (typeof r.key !== 'string' || r.key === '')) {
         throw new MemloomError(`memory ${i + 1}: key must be a non-empty string`);
       }
+      checkNoNul(r.text, `memory ${i + 1}'s text`);
+      if (r.key != null) checkNoNul(r.key, `memory ${i + 1}'s key`);
+      if (r.metadata != null) checkNoNul(JSON.stringify(r.metadata), `memory ${i + 1}'s metadata`);
     }
     const vectors = await this._embed(records.map((r) => r.text));
     const out = await this.db.transaction(async (tx) => {

@@ -33,7 +33,8 @@ SELECT * FROM memloom_rrf('{10,20,10}', '{20}', '{}', 60, 1.0, 2.0, 0.5);
 SELECT * FROM memloom_rrf('{}', '{}', '{}', 60, 1.0, 2.0, 0.5);
 SELECT * FROM memloom_rrf('{1,2}', NULL, '{2,1}', 60, 1.0, 2.0, 0.5);
 
--- Errors say expected versus actual.
+-- Errors say expected versus actual (on a store initialised for hash-v1).
+SELECT memloom_init_store('hash', 1, 256);
 SELECT * FROM memloom_fuse('x', '[1,2,3]', 'ns', 5);
 SELECT memloom_check_embedder('hash', 2, 256);
 SELECT * FROM memloom_remember('ns', 'k', 'text', NULL);

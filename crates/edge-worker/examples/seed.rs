@@ -1,7 +1,7 @@
 //! Test and benchmark helper for the edge worker (native, not part of the worker):
 //!
 //! ```text
-//! seed migrate URL
+//! seed migrate URL                                 apply the migrations, initialise for hash-v1
 //! seed ingest  URL NAMESPACE DIR [--repeat-to N]   chunk DIR's markdown with memloom-core and load it
 //! seed fuse    URL NAMESPACE QUERIES SECONDS [--fresh]  time memloom_fuse called directly
 //! ```
@@ -42,9 +42,21 @@ fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) -> Res<()> {
     Ok(())
 }
 
+/// Applies the migrations and initialises the store for hash-v1 (with its HNSW indexes).
+async fn migrate_and_init(client: &Client) -> Res<Vec<i32>> {
+    let applied = memloom_sql::migrate(client).await?;
+    let hash_v1 = memloom_sql::StoreEmbedder {
+        name: memloom_core::HASH_V1.name,
+        version: memloom_core::HASH_V1.version as i32,
+        dims: memloom_core::HASH_V1.dims as i32,
+    };
+    memloom_sql::init_store(client, &hash_v1, true).await?;
+    Ok(applied)
+}
+
 async fn ingest(url: &str, ns: &str, dir: &Path, repeat_to: Option<usize>) -> Res<()> {
     let client = connect(url).await?;
-    memloom_sql::migrate(&client).await?;
+    migrate_and_init(&client).await?;
     let mut files = Vec::new();
     markdown_files(dir, &mut files)?;
     files.sort();
@@ -182,10 +194,9 @@ async fn main() {
     let a: Vec<&str> = args.iter().map(String::as_str).collect();
     let result = match a.as_slice() {
         ["migrate", url] => match connect(url).await {
-            Ok(c) => memloom_sql::migrate(&c)
+            Ok(c) => migrate_and_init(&c)
                 .await
-                .map(|v| eprintln!("seed: applied migrations {v:?}"))
-                .map_err(Into::into),
+                .map(|v| eprintln!("seed: applied migrations {v:?}")),
             Err(e) => Err(e),
         },
         ["ingest", url, ns, dir] => ingest(url, ns, Path::new(dir), None).await,

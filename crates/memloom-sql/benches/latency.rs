@@ -495,9 +495,10 @@ async fn load(
     n: usize,
 ) -> Result<LoadReport, BoxError> {
     let mut rep = LoadReport { lines: Vec::new() };
-    // The indexes are built after the load (much faster than maintaining them per row).
+    // The indexes are built after the load (much faster than maintaining them per row); the
+    // store was initialised without its HNSW indexes.
     client
-        .batch_execute("DROP INDEX memloom_items_embedding; DROP INDEX memloom_items_tsv;")
+        .batch_execute("DROP INDEX memloom_items_tsv;")
         .await?;
 
     let t = Instant::now();
@@ -601,9 +602,7 @@ async fn load(
         )
         .await?;
     let t = Instant::now();
-    client
-        .batch_execute("CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops)")
-        .await?;
+    memloom_sql::ensure_vector_index(client).await?;
     rep.step(
         "CREATE INDEX hnsw (m 16, ef_construction 64)",
         t.elapsed(),
@@ -1118,6 +1117,13 @@ async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> 
     config.dbname(&db);
     let client = connect(&config).await?;
     memloom_sql::migrate(&client).await?;
+    // hash-v1; the HNSW indexes are built after the load (see `load`).
+    let hash_v1 = memloom_sql::StoreEmbedder {
+        name: memloom_core::HASH_V1.name,
+        version: memloom_core::HASH_V1.version as i32,
+        dims: memloom_core::HASH_V1.dims as i32,
+    };
+    memloom_sql::init_store(&client, &hash_v1, false).await?;
 
     eprintln!("bench: loading {n} items into {db}");
     let t_all = Instant::now();

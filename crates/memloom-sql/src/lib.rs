@@ -1,5 +1,6 @@
 //! memloom's PostgreSQL layer: the numbered migrations of `sql/` embedded at compile time, a
-//! runner that applies them under the contract in `sql/README.md`, and typed calls of
+//! runner that applies them under the contract in `sql/README.md`, [`init_store`] (the
+//! embedder and its vector dimensions, chosen once per store), and typed calls of
 //! `memloom_fuse` (recall, one statement), `memloom_remember` (versioned memories) and the
 //! memories' `forget` and `history`.
 //!
@@ -12,8 +13,10 @@ mod error;
 mod memories;
 mod migrate;
 mod recall;
+mod store;
 
 pub use error::{Error, ErrorKind};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
+pub use store::{ensure_vector_index, init_store, StoreEmbedder};

@@ -184,7 +184,11 @@ async fn candidates_default_to_the_larger_of_the_limit_and_ten() {
     db.refresh_stats("ns").await;
     let deepest = |rows: &[memloom_sql::FusedRow]| {
         let v = rows.iter().filter_map(|r| r.vector_rank).max().unwrap_or(0);
-        let k = rows.iter().filter_map(|r| r.keyword_rank).max().unwrap_or(0);
+        let k = rows
+            .iter()
+            .filter_map(|r| r.keyword_rank)
+            .max()
+            .unwrap_or(0);
         (v, k)
     };
     let query = "replication slot WAL";
@@ -213,9 +217,7 @@ async fn refresh_stats_analyzes_the_pool_tables() {
     let Some(db) = TestDb::new("analyze").await else {
         return;
     };
-    let a = db
-        .chunk("ns", "a.md", "PgBouncer pools connections.")
-        .await;
+    let a = db.chunk("ns", "a.md", "PgBouncer pools connections.").await;
     db.entity("ns", "PgBouncer", &[(a, 1.0)]).await;
     let analyzed = || async {
         db.client
@@ -247,7 +249,11 @@ async fn arms_left_out_do_not_run() {
         return;
     };
     let a = db
-        .chunk("ns", "pool.md", "PgBouncer pools connections in transaction mode.")
+        .chunk(
+            "ns",
+            "pool.md",
+            "PgBouncer pools connections in transaction mode.",
+        )
         .await;
     db.chunk("ns", "vacuum.md", "Autovacuum removes dead tuples.")
         .await;

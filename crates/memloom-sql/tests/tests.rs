@@ -14,3 +14,4 @@ mod migrations;
 mod plans;
 mod recall;
 mod remember;
+mod store;

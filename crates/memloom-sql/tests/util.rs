@@ -5,6 +5,13 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 pub use memloom_core::embed;
 
+/// hash-v1 as memloom_meta records it.
+pub const HASH_V1_STORE: memloom_sql::StoreEmbedder<'static> = memloom_sql::StoreEmbedder {
+    name: memloom_core::HASH_V1.name,
+    version: memloom_core::HASH_V1.version as i32,
+    dims: memloom_core::HASH_V1.dims as i32,
+};
+
 /// A fresh database for one test, dropped at the end when the test passes.
 pub struct TestDb {
     pub client: Client,
@@ -73,8 +80,17 @@ impl TestDb {
         })
     }
 
-    /// A migrated database.
+    /// A migrated database, initialised for hash-v1 (256 dimensions, HNSW indexes).
     pub async fn new(tag: &str) -> Option<TestDb> {
+        let db = TestDb::migrated(tag).await?;
+        memloom_sql::init_store(&db.client, &HASH_V1_STORE, true)
+            .await
+            .expect("init_store");
+        Some(db)
+    }
+
+    /// A migrated database whose embedder is not recorded yet.
+    pub async fn migrated(tag: &str) -> Option<TestDb> {
         let db = TestDb::empty(tag).await?;
         memloom_sql::migrate(&db.client)
             .await

@@ -1,0 +1,40 @@
+-- memloom_init_store: the migrations leave the vector columns untyped and unindexed; the
+-- embedder recorded at init sizes them and builds the HNSW indexes.
+SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass) AND attname = 'embedding';
+SELECT count(*) AS hnsw_indexes FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%';
+
+-- Before init: recall and the index build say what to do.
+SELECT * FROM memloom_fuse('x', '[1,0,0]', 'ns', 5);
+SELECT memloom_ensure_vector_index();
+
+-- Bad arguments.
+SELECT memloom_init_store('api:mini', 1, 0);
+SELECT memloom_init_store('api:big', 1, 3072);
+SELECT memloom_init_store(NULL, 1, 3);
+
+-- A 3-dimension embedder, exact search first (no index), then the deferred index build.
+SELECT memloom_init_store('toy', 1, 3, vector_index => false);
+SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta;
+SELECT format_type(atttypid, atttypmod) FROM pg_attribute
+WHERE attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass) AND attname = 'embedding';
+SELECT count(*) AS hnsw_indexes FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%';
+SELECT id, version FROM memloom_remember('ns', NULL, 'alpha', '[1,0,0]');
+SELECT id, version FROM memloom_remember('ns', NULL, 'beta', '[0,1,0]');
+SELECT id, vector_rank FROM memloom_fuse('zzz', '[1,0.1,0]', 'ns', 5, arms => '{vector}');
+SELECT memloom_ensure_vector_index();
+SELECT memloom_ensure_vector_index();
+SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
+
+-- The index path is used (pgvector style: sequential scans off).
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM memloom_items ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
+RESET enable_seqscan;
+
+-- Idempotent for the same embedder; another one, or other dimensions, refused.
+SELECT memloom_init_store('toy', 1, 3);
+SELECT memloom_init_store('toy', 2, 3);
+SELECT memloom_init_store('toy', 1, 4);
+SELECT memloom_check_embedder('toy', 1, 3);
+INSERT INTO memloom_items (namespace, kind, content, embedding) VALUES ('ns', 'chunk', 'x', '[1,2]');
