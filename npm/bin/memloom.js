@@ -115,7 +115,6 @@ async function open(v, { create = false } = {}) {
     url: target.url,
     namespace: v.namespace,
     embedder: embedderFromEnv(),
-    adoptEmbedder: create,
     create,
   });
 }

@@ -1,5 +1,5 @@
 // Embedders turn texts into vectors. A store records the embedder it was built with
-// (memloom_meta: name, version, dims) and refuses to mix: see Store#checkEmbedder.
+// (memloom_meta: name, version, dims) and refuses to mix: see Store#_initEmbedder.
 //
 // - hashEmbedder(): `hash-v1`, the deterministic offline embedder of memloom-core (wasm).
 // - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,

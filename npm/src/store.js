@@ -14,14 +14,15 @@ export { MemloomError };
 export const DEFAULT_NAMESPACE = 'default';
 /**
  * The embedded store searches vectors exactly (a sequential scan: exact top-k, about 25-40 ms
- * at 20k rows in PGlite) until it holds this many active items, then builds the HNSW index
+ * at 20k rows in PGlite) until it holds this many active items, then builds the HNSW indexes
  * (45-60 s for 20k rows in single-threaded wasm, and every later insert pays to maintain it).
- * A server store always keeps the index the migrations create.
+ * A server store builds them at init (memloom_init_store).
  */
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
-/** The HNSW index the migrations create (sql/0001_schema.sql). */
+/** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */
+export const HNSW_MAX_DIMS = 2000;
+/** The items' HNSW index, as memloom_ensure_vector_index (sql/0002_recall.sql) names it. */
 const VECTOR_INDEX = 'memloom_items_embedding';
-const VECTOR_INDEX_DDL = `CREATE INDEX IF NOT EXISTS ${VECTOR_INDEX} ON memloom_items USING hnsw (embedding vector_cosine_ops)`;
 /** sql/README.md: "memloom" as a bigint; every runner queues on it. */
 const MIGRATION_LOCK = '30792293106544493';
 const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
@@ -62,7 +63,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
     await store._migrate({ create: options.create !== false });
-    await store._checkEmbedder({ adopt: options.adoptEmbedder === true });
+    await store._initEmbedder();
   } catch (e) {
     await db.close().catch(() => {});
     throw e;
@@ -123,37 +124,32 @@ export class Store {
         await tx.query('INSERT INTO memloom_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
       });
     }
-    if (fresh && db.kind === 'embedded') {
-      // Exact vector search until EMBEDDED_HNSW_THRESHOLD items (see maintainVectorIndex).
-      await db.exec(`DROP INDEX IF EXISTS ${VECTOR_INDEX}`);
-    }
   }
 
   // Embedder ------------------------------------------------------------------------------------
   /** The embedder the store was built with: {name, version, dims}. */
   async storedEmbedder() {
     const { rows } = await this.db.query('SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta');
-    if (rows.length === 0) return null;
+    if (rows.length === 0 || rows[0].embedder_name == null) return null;
     return { name: rows[0].embedder_name, version: Number(rows[0].embedder_version), dims: Number(rows[0].embedder_dims) };
   }
 
-  async _checkEmbedder({ adopt }) {
+  /**
+   * A store not initialised yet takes this run's embedder (memloom_init_store sizes its vector
+   * columns to the embedder's dimensions); an initialised one must match it.
+   */
+  async _initEmbedder() {
     const stored = await this.storedEmbedder();
     const e = this.embedder;
     if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) return;
-    const { rows } = await this.db.query('SELECT count(*)::int AS n FROM memloom_items');
-    if (adopt && rows[0].n === 0) {
-      // An empty store takes the embedder of its first user (memloom init with MEMLOOM_EMBED_*).
-      const { rows: col } = await this.db.query(
-        `SELECT atttypmod AS dims FROM pg_attribute WHERE attrelid = 'memloom_items'::regclass AND attname = 'embedding'`,
-      );
-      const colDims = Number(col[0]?.dims);
-      if (colDims > 0 && colDims !== e.dims) {
-        throw new MemloomError(
-          `the store's schema holds ${colDims}-dimension vectors, the embedder ${e.name} gives ${e.dims}; set MEMLOOM_EMBED_DIMS=${colDims} (OpenAI text-embedding-3 models accept it)`,
-        );
+    if (!stored) {
+      // A server builds the HNSW indexes now; the embedded store when it is large (maintainVectorIndex).
+      const index = this.kind === 'server' && e.dims <= HNSW_MAX_DIMS;
+      try {
+        await this.db.query('SELECT memloom_init_store($1, $2, $3, $4)', [e.name, e.version, e.dims, index]);
+      } catch (err) {
+        throw new MemloomError(`cannot initialise the store for ${e.id} (${e.dims} dimensions): ${err.message}`);
       }
-      await this.db.query('UPDATE memloom_meta SET embedder_name = $1, embedder_version = $2, embedder_dims = $3', [e.name, e.version, e.dims]);
       return;
     }
     const storedId = `${stored.name}-v${stored.version}`;
@@ -297,16 +293,19 @@ export class Store {
   }
 
   /**
-   * Embedded store: builds the HNSW index once it holds EMBEDDED_HNSW_THRESHOLD active items
-   * (exact search below that). Server: makes sure the index exists. Returns whether it exists.
+   * Embedded store: builds the HNSW indexes (memloom_ensure_vector_index) once it holds
+   * EMBEDDED_HNSW_THRESHOLD active items (exact search below that). Server: makes sure they
+   * exist. Embedders of more than HNSW_MAX_DIMS dimensions always search exactly. Returns
+   * whether the index exists.
    */
   async maintainVectorIndex({ force = false } = {}) {
     if (await this._hasVectorIndex()) return true;
+    if (this.embedder.dims > HNSW_MAX_DIMS) return false;
     if (this.kind === 'embedded' && !force) {
       const { rows } = await this.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE status = 'active'`);
       if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
     }
-    await this.db.exec(VECTOR_INDEX_DDL);
+    await this.db.query('SELECT memloom_ensure_vector_index()');
     return true;
   }
 
@@ -631,7 +630,11 @@ export class Store {
       memories: { active: count('memory', 'active'), superseded: count('memory', 'superseded'), keys: keys.n },
       entities: entities.n,
       unindexed: unindexed.n,
-      vectorIndex: (await this._hasVectorIndex()) ? 'hnsw' : 'exact (no HNSW index below ' + EMBEDDED_HNSW_THRESHOLD + ' items)',
+      vectorIndex: (await this._hasVectorIndex())
+        ? 'hnsw'
+        : this.embedder.dims > HNSW_MAX_DIMS
+          ? `exact (HNSW takes at most ${HNSW_MAX_DIMS} dimensions)`
+          : 'exact (no HNSW index below ' + EMBEDDED_HNSW_THRESHOLD + ' items)',
     };
   }
 

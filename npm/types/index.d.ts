@@ -161,10 +161,11 @@ export interface OpenStoreOptions {
   url?: string;
   /** Default `default`. */
   namespace?: string;
-  /** Default hash-v1. The store refuses an embedder other than the one it was built with. */
+  /**
+   * Default hash-v1. A new store records it and sizes its vectors to its dimensions
+   * (memloom_init_store); a store refuses an embedder other than the one it was built with.
+   */
   embedder?: Embedder;
-  /** An empty store records this embedder (as `memloom init` does). Default false. */
-  adoptEmbedder?: boolean;
   /** Default true: create and migrate when missing. False: error when no store exists. */
   create?: boolean;
   /** Extra PGlite options for an embedded store, e.g. `{ relaxedDurability: true }`. */
