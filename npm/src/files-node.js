@@ -1,6 +1,6 @@
 // File system access for Store#ingest in Node: expands a path into documents, relative to the
 // ingested root, and reads each as UTF-8 text or says why it was skipped.
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import { MemloomError } from './errors.js';
 
@@ -61,13 +61,15 @@ function doc(source, path) {
     async load() {
       let bytes;
       try {
-        const st = await lstat(path);
+        // stat, not lstat: a symbolic link's own size says nothing about the file it names.
+        const st = await stat(path);
         if (st.size > MAX_FILE_BYTES) return { path, skip: `larger than ${MAX_FILE_BYTES} bytes` };
         bytes = await readFile(path);
       } catch (e) {
         return { path, skip: `unreadable: ${e.code ?? e.message}` };
       }
-      if (bytes.subarray(0, 8192).includes(0)) return { path, skip: 'binary (contains NUL bytes)' };
+      // Anywhere in the file, not only the first 8 KB: PostgreSQL text cannot hold a NUL byte.
+      if (bytes.includes(0)) return { path, skip: 'binary (contains NUL bytes)' };
       try {
         return { path, text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
       } catch {

@@ -71,6 +71,16 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   return store;
 }
 
+/**
+ * PostgreSQL text cannot hold U+0000 ("invalid byte sequence for encoding UTF8: 0x00"): refuse
+ * it up front with a message that names the field, instead of a database error mid-write.
+ */
+function checkNoNul(value, what) {
+  if (value.includes('\0')) {
+    throw new MemloomError(`${what} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
+  }
+}
+
 let defaultDrivers = async () => ({ openPglite: (await import('./db-pglite.js')).openPglite });
 
 /** Used by the Node entry to add the `pg` driver and file system access. */
@@ -198,6 +208,10 @@ export class Store {
       }
     }
     for (const { root, doc } of loose) groups.push({ root, docs: [doc], prune: false });
+    for (const g of groups) {
+      checkNoNul(g.root, 'a document root');
+      for (const doc of g.docs) checkNoNul(doc.source, `the document name ${JSON.stringify(doc.source)}`);
+    }
     const total = groups.reduce((n, g) => n + g.docs.length, 0);
     let done = 0;
     const started = Date.now();
@@ -361,6 +375,8 @@ export class Store {
     const t = typeof target === 'string' ? { key: target } : (target ?? {});
     let n;
     if (t.key != null) {
+      if (typeof t.key !== 'string') throw new MemloomError('forget: key must be a string');
+      checkNoNul(t.key, 'the key');
       n = await this.db.transaction(async (tx) => {
         await tx.query(
           `UPDATE memloom_items SET supersedes = NULL, superseded_by = NULL WHERE namespace = $1 AND key = $2`,
@@ -390,6 +406,8 @@ export class Store {
 
   /** Every version of a memory key, oldest first. */
   async history(key) {
+    if (typeof key !== 'string' || key === '') throw new MemloomError('history needs a non-empty key');
+    checkNoNul(key, 'the key');
     const { rows } = await this.db.query(
       `SELECT id, version, status, content, created_at FROM memloom_items
        WHERE namespace = $1 AND key = $2 ORDER BY version`,
