@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-wasm-build test-sql test-npm test-worker wasm-target bench
+.PHONY: demo test lint test-core test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -11,7 +11,7 @@ demo:
 	bash npm/demo.sh
 
 ## test: every test (the same command CI runs through .ci/run)
-test: test-core test-wasm-build test-sql test-npm test-worker
+test: test-core test-wasm-build test-sql test-npm test-worker test-preview
 
 ## lint: formatting and clippy, as CI runs them
 lint:
@@ -33,6 +33,14 @@ test-npm:
 # The edge worker in workerd (wrangler) against a real PostgreSQL: REST and MCP end to end.
 test-worker:
 	bash scripts/test-worker.sh
+
+# The in-browser preview page end to end in Debian's Chromium (screenshots in target/preview/).
+test-preview:
+	bash scripts/test-preview.sh
+
+## preview: serve the offline in-browser preview page on 127.0.0.1
+preview:
+	bash scripts/preview.sh
 
 wasm-target:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
