@@ -193,7 +193,8 @@ test('usage errors exit 2 with a hint', () => {
 });
 
 test('a store built with hash-v1 refuses another embedder, saying how to fix it', async () => {
-  // A local OpenAI-compatible endpoint (no network): 256-d vectors; first answer is a 429.
+  // A local OpenAI-compatible endpoint (no network): 384-d vectors (a new store takes the
+  // embedder's dimensions at init); first answer is a 429.
   let calls = 0;
   const server = createServer((req, res) => {
     let body = '';
@@ -205,7 +206,7 @@ test('a store built with hash-v1 refuses another embedder, saying how to fix it'
         return;
       }
       const { input } = JSON.parse(body);
-      const data = input.map((_, index) => ({ index, embedding: Array.from({ length: 256 }, (_, i) => (i === index % 256 ? 1 : 0)) }));
+      const data = input.map((_, index) => ({ index, embedding: Array.from({ length: 384 }, (_, i) => (i === index % 384 ? 1 : 0)) }));
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data }));
     });
   });
@@ -213,7 +214,7 @@ test('a store built with hash-v1 refuses another embedder, saying how to fix it'
   const env = {
     MEMLOOM_EMBED_URL: `http://127.0.0.1:${server.address().port}/v1`,
     MEMLOOM_EMBED_MODEL: 'test-embed',
-    MEMLOOM_EMBED_DIMS: '256',
+    MEMLOOM_EMBED_DIMS: '384',
   };
   try {
     const r = await runCli(['recall', 'replicas', '--store', store], { env, async: true });
@@ -226,6 +227,9 @@ test('a store built with hash-v1 refuses another embedder, saying how to fix it'
     const ing = await runCli(['ingest', join(docs, 'deploy.md'), '--store', apiStore], { env, async: true });
     assert.equal(ing.status, 0, ing.stderr);
     assert.ok(calls >= 2, 'the 429 was retried');
+    const rec = await runCli(['recall', 'rolling restart', '--json', '--store', apiStore], { env, async: true });
+    assert.equal(rec.status, 0, rec.stderr);
+    assert.ok(JSON.parse(rec.stdout).results.length > 0, 'recall works on a 384-d store');
     const back = runCli(['recall', 'x', '--store', apiStore]);
     assert.equal(back.status, 2);
     assert.match(back.stderr, /built with the api:test-embed-v1 embedder .*MEMLOOM_EMBED_MODEL=test-embed/);
