@@ -81,6 +81,13 @@ function checkNoNul(value, what) {
   }
 }
 
+/** Whether a JSON value holds U+0000 in a string or a key (jsonb refuses `\u0000`). */
+function hasNul(value) {
+  if (typeof value === 'string') return value.includes('\0');
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([k, v]) => k.includes('\0') || hasNul(v));
+}
+
 let defaultDrivers = async () => ({ openPglite: (await import('./db-pglite.js')).openPglite });
 
 /** Used by the Node entry to add the `pg` driver and file system access. */
@@ -349,7 +356,7 @@ export class Store {
       }
       checkNoNul(r.text, `memory ${i + 1}'s text`);
       if (r.key != null) checkNoNul(r.key, `memory ${i + 1}'s key`);
-      if (r.metadata != null) checkNoNul(JSON.stringify(r.metadata), `memory ${i + 1}'s metadata`);
+      if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `memory ${i + 1}'s metadata`);
     }
     const vectors = await this._embed(records.map((r) => r.text));
     const out = await this.db.transaction(async (tx) => {
