@@ -87,8 +87,12 @@ log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler sta
 
 # tests/worker/mcp.test.mjs drives /mcp with the official MCP SDK, from npm/node_modules.
 [ -d npm/node_modules/@modelcontextprotocol/sdk ] || (cd npm && npm ci --no-audit --no-fund >&2)
+# MEMLOOM_WORKER_TESTS: other test files (space-separated) against the same setup, e.g. the
+# fault-injection load test of scripts/faults.sh.
+if [ -n "${MEMLOOM_WORKER_TESTS:-}" ]; then read -r -a test_files <<< "$MEMLOOM_WORKER_TESTS"
+else test_files=("$ROOT"/tests/worker/*.test.mjs); fi
 WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" \
-  node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/*.test.mjs
+  node --test --test-concurrency=1 --test-reporter=spec "${test_files[@]}"
 
 # No request may have leaked a token or the database URL into the log.
 if grep -qE "$TOKEN_A|$TOKEN_B|postgres://" "$WORK/wrangler.log"; then

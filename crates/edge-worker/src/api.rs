@@ -82,6 +82,10 @@ pub struct MemoryRequest {
     pub key: Option<String>,
 }
 
+/// PostgreSQL text cannot hold U+0000 (SQLSTATE 22021, which would be a 500): refused up front.
+const NUL_MESSAGE: &str =
+    "the text contains a NUL character (\\u0000), which PostgreSQL cannot store; remove it";
+
 /// Parses a JSON body into `T`, mapping every failure to a 400 that says what is wrong.
 fn parse_json<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -132,6 +136,9 @@ pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
             "invalid_query",
             "query is empty; send the text to recall",
         ));
+    }
+    if query.contains('\0') {
+        return Err(ApiError::bad_request("invalid_query", NUL_MESSAGE));
     }
     let chars = query.chars().count();
     if chars > MAX_QUERY_CHARS {
@@ -219,6 +226,9 @@ pub fn parse_memory(body: &[u8]) -> Result<Memory, ApiError> {
             "invalid_text",
             "text is empty; send the memory's text",
         ));
+    }
+    if req.text.contains('\0') {
+        return Err(ApiError::bad_request("invalid_text", NUL_MESSAGE));
     }
     if req.text.len() > MAX_MEMORY_BYTES {
         return Err(ApiError::bad_request(
@@ -499,6 +509,17 @@ mod tests {
         assert_eq!(recall("[]").unwrap_err().code, "invalid_request");
         assert_eq!(recall(r#"["q"]"#).unwrap_err().code, "invalid_request");
         assert_eq!(recall("\"q\"").unwrap_err().code, "invalid_request");
+    }
+
+    #[test]
+    fn nul_characters_are_400_not_a_database_error() {
+        let e = parse_recall(br#"{"query":"a\u0000b"}"#).unwrap_err();
+        assert_eq!((e.status, e.code), (400, "invalid_query"));
+        assert!(e.message.contains("NUL"), "{}", e.message);
+        let e = parse_memory(br#"{"text":"a\u0000b"}"#).unwrap_err();
+        assert_eq!((e.status, e.code), (400, "invalid_text"));
+        let e = parse_memory(br#"{"text":"t","key":"a\u0000"}"#).unwrap_err();
+        assert_eq!(e.code, "invalid_key");
     }
 
     #[test]
