@@ -264,6 +264,14 @@ export class Store {
           const vectors = await this._embed(chunks.map((c) => c.content));
           const metadata = JSON.stringify({ root: group.root, fileHash: hash });
           await this.db.transaction(async (tx) => {
+            // Two ingests of the same folder (two processes on a server store) queue here per
+            // file: after the lock, the DELETE sees the other's committed chunks and replaces
+            // them, so a file's chunks are never stored twice.
+            await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('memloom ingest ' || $1 || ' ' || $2 || ' ' || $3, 0))`, [
+              this.namespace,
+              group.root,
+              doc.source,
+            ]);
             await tx.query(
               `DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 AND source = $3`,
               [this.namespace, group.root, doc.source],
