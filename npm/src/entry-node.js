@@ -5,14 +5,40 @@ import { readFileSync } from 'node:fs';
 import { initSync } from '../wasm/memloom_wasm.js';
 import { setReady } from './core.js';
 import { setDefaultDrivers } from './store.js';
+import { lockStore } from './lock-node.js';
 
 initSync({ module: readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)) });
 setReady();
 setDefaultDrivers(async () => ({
-  openPglite: (await import('./db-pglite.js')).openPglite,
+  openPglite: lockedPglite((await import('./db-pglite.js')).openPglite),
   openPg: (await import('./db-pg.js')).openPg,
   files: await import('./files-node.js'),
 }));
+
+/** An embedded store in a directory is locked for this process while open (lock-node.js). */
+function lockedPglite(openPglite) {
+  return async (dir, options) => {
+    if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
+    const release = lockStore(dir);
+    let db;
+    try {
+      db = await openPglite(dir, options);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return {
+      ...db,
+      async close() {
+        try {
+          await db.close();
+        } finally {
+          release();
+        }
+      },
+    };
+  };
+}
 
 /** Loads the WebAssembly core; in Node it is loaded at import, so this resolves at once. */
 export async function init() {}
