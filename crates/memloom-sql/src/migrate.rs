@@ -33,6 +33,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0004_entity_arm",
         sql: include_str!("../../../sql/0004_entity_arm.sql"),
     },
+    Migration {
+        version: 5,
+        name: "0005_rls",
+        sql: include_str!("../../../sql/0005_rls.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
