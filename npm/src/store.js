@@ -64,6 +64,9 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   try {
     await store._migrate({ create: options.create !== false });
     await store._initEmbedder();
+    // Tenant isolation (sql/0005_rls.sql): under a role bound by row-level security this
+    // session sees and writes only this namespace's rows, whatever a statement says.
+    await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [namespace]);
   } catch (e) {
     await db.close().catch(() => {});
     throw e;
