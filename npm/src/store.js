@@ -125,7 +125,9 @@ export class Store {
     for (const m of migrations) {
       await db.transaction(async (tx) => {
         await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-        await tx.exec(MIGRATIONS_TABLE_DDL);
+        // Only on a fresh store: CREATE ... IF NOT EXISTS still needs the CREATE privilege, which
+        // an application role bound by row-level security (sql/0005_rls.sql) should not have.
+        if (fresh) await tx.exec(MIGRATIONS_TABLE_DDL);
         const { rows: max } = await tx.query('SELECT max(version) AS v FROM memloom_migrations');
         const have = max[0].v == null ? 0 : Number(max[0].v);
         if (have > newest) {
@@ -140,7 +142,11 @@ export class Store {
           }
           return;
         }
-        await tx.exec(m.sql);
+        try {
+          await tx.exec(m.sql);
+        } catch (e) {
+          throw new MemloomError(`cannot apply migration ${m.name}: ${e.message}; apply it as the database's owner (\`memloom init\` with the owner's --database-url)`);
+        }
         await tx.query('INSERT INTO memloom_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
       });
     }
