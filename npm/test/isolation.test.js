@@ -1,0 +1,164 @@
+// Tenant isolation in the database (sql/0005_rls.sql) on a PostgreSQL server
+// (MEMLOOM_TEST_DATABASE_URL, a superuser that creates the app role): two namespaces written
+// through the CLI as a non-superuser role, then attempts to read or overwrite the other's rows
+// through the CLI, the npm API and raw SQL without a WHERE clause. Every attempt must fail or
+// see nothing: the figure "isolation attempts, 0 succeeded" in docs/RELIABILITY.md.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { openStore } from '../src/entry-node.js';
+import { runCli, fixtures } from './helpers.js';
+import { join } from 'node:path';
+
+const url = process.env.MEMLOOM_TEST_DATABASE_URL;
+const skip = url ? false : 'MEMLOOM_TEST_DATABASE_URL is not set';
+const ROLE = 'memloom_rls_test_app';
+const SECRET_B = 'team B secret: the vault code is 7741-quokka';
+const A = `iso-a-${process.pid}`;
+const B = `iso-b-${process.pid}`;
+let admin, appUrl;
+let attempts = 0;
+let succeeded = 0;
+
+/** One isolation attempt: `leaked` is true when it got or changed the other's rows. */
+function attempt(what, leaked) {
+  attempts++;
+  if (leaked) succeeded++;
+  assert.ok(!leaked, `isolation broken: ${what}`);
+}
+
+before(async () => {
+  if (!url) return;
+  assert.equal(runCli(['init', '--database-url', url]).status, 0);
+  admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  await admin.query(`DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${ROLE}') THEN
+      CREATE ROLE ${ROLE} LOGIN NOSUPERUSER NOBYPASSRLS;
+    END IF; END $$`);
+  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${ROLE}`);
+  await admin.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${ROLE}`);
+  await admin.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ${ROLE}`);
+  const u = new URL(url);
+  u.username = ROLE;
+  appUrl = u.toString();
+  const as = (ns, args) => runCli([...args, '--database-url', appUrl, '--namespace', ns]);
+  for (const [ns, secret] of [[A, 'team A note: deploys freeze on Fridays'], [B, SECRET_B]]) {
+    let r = as(ns, ['ingest', join(fixtures, 'docs')]);
+    assert.equal(r.status, 0, r.stderr);
+    r = as(ns, ['remember', secret, '--key', 'secret']);
+    assert.equal(r.status, 0, r.stderr);
+    r = as(ns, ['index']);
+    assert.equal(r.status, 0, r.stderr);
+  }
+});
+
+after(async () => {
+  if (!admin) return;
+  process.stderr.write(`isolation: ${attempts} attempts to read or overwrite another namespace, ${succeeded} succeeded\n`);
+  await admin.end();
+});
+
+const countOf = async (ns) =>
+  (await admin.query(`SELECT count(*)::int AS n, string_agg(content, '|' ORDER BY id) AS c FROM memloom_items WHERE namespace = $1`, [ns])).rows[0];
+
+test('CLI as the app role: namespace A never sees or changes B', { skip }, async () => {
+  const before = await countOf(B);
+  const as = (args) => runCli([...args, '--database-url', appUrl, '--namespace', A]);
+  for (const q of ['vault code 7741-quokka', 'quokka', 'team B secret', '7741', "' OR namespace <> '' --"]) {
+    const r = as(['recall', q, '--json', '--limit', '50']);
+    assert.equal(r.status, 0, r.stderr);
+    attempt(`recall ${q}`, JSON.parse(r.stdout).results.some((x) => x.content.includes('quokka')));
+  }
+  let r = as(['history', 'secret', '--json']);
+  attempt('history of B\'s key from A', r.stdout.includes('quokka'));
+  r = as(['forget', '--key', 'secret']);
+  assert.equal(r.status, 0, r.stderr);
+  r = as(['remember', 'overwritten by A', '--key', 'secret']);
+  assert.equal(r.status, 0, r.stderr);
+  // Forgetting by id: B's memory id, named from A.
+  const bId = (await admin.query(`SELECT id FROM memloom_items WHERE namespace = $1 AND key = 'secret'`, [B])).rows[0].id;
+  r = as(['forget', '--id', String(bId)]);
+  attempt('forget B\'s id from A', !/forgot 0 items/.test(r.stdout));
+  r = as(['stats', '--json']);
+  attempt('stats of A count B', JSON.parse(r.stdout).memories.active > 1);
+  attempt('B unchanged after A forgot and rewrote its key', JSON.stringify(await countOf(B)) !== JSON.stringify(before));
+});
+
+test('npm API as the app role: reads and writes stay in the store\'s namespace', { skip }, async () => {
+  const before = await countOf(B);
+  const s = await openStore({ url: appUrl, namespace: A });
+  try {
+    const res = await s.recall('vault code quokka', { limit: 50 });
+    attempt('API recall', res.results.some((x) => x.content.includes('quokka')));
+    attempt('API history', (await s.history('secret')).some((h) => h.content.includes('quokka')));
+    attempt('API memories', (await s.memories({ limit: 1000 })).some((m) => m.content.includes('quokka')));
+    const bId = Number((await admin.query(`SELECT id FROM memloom_items WHERE namespace = $1 AND key = 'secret'`, [B])).rows[0].id);
+    attempt('API forget by id', (await s.forget({ id: bId })).deleted > 0);
+    // The store's own connection, raw SQL: no WHERE clause at all.
+    const db = s.db;
+    let rows = (await db.query(`SELECT namespace, content FROM memloom_items`)).rows;
+    attempt('raw SELECT without WHERE (items)', rows.some((x) => x.namespace !== A));
+    rows = (await db.query(`SELECT namespace FROM memloom_entities`)).rows;
+    attempt('raw SELECT without WHERE (entities)', rows.some((x) => x.namespace !== A));
+    const aItems = (await db.query(`SELECT count(*)::int AS n FROM memloom_items`)).rows[0].n;
+    rows = (await db.query(`SELECT count(*)::int AS n FROM memloom_mentions`)).rows;
+    const mentionsA = (await admin.query(`SELECT count(*)::int AS n FROM memloom_mentions m JOIN memloom_items i ON i.id = m.item_id WHERE i.namespace = $1`, [A])).rows[0].n;
+    attempt('raw SELECT without WHERE (mentions)', rows[0].n !== mentionsA);
+    rows = (await db.query(`SELECT * FROM memloom_items WHERE namespace = $1`, [B])).rows;
+    attempt('raw SELECT naming B', rows.length > 0);
+    let r = await db.query(`UPDATE memloom_items SET content = content || ' (edited by A)'`);
+    attempt('raw UPDATE without WHERE', Number(r.rowCount ?? r.affectedRows) !== aItems);
+    r = await db.query(`UPDATE memloom_items SET content = 'pwned' WHERE namespace = $1`, [B]);
+    attempt('raw UPDATE naming B', Number(r.rowCount) > 0);
+    r = await db.query(`DELETE FROM memloom_mentions WHERE item_id IN (SELECT id FROM memloom_items WHERE namespace = $1)`, [B]);
+    attempt('raw DELETE of B\'s mentions', Number(r.rowCount) > 0);
+    r = await db.query(`DELETE FROM memloom_entities WHERE namespace = $1`, [B]);
+    attempt('raw DELETE of B\'s entities', Number(r.rowCount) > 0);
+    for (const [what, sql, params] of [
+      ['raw INSERT into B', `INSERT INTO memloom_items (namespace, kind, content, embedding) SELECT $1, 'memory', 'planted', embedding FROM memloom_items LIMIT 1`, [B]],
+      ['raw UPDATE moving a row to B', `UPDATE memloom_items SET namespace = $1`, [B]],
+      ['memloom_remember into B', `SELECT * FROM memloom_remember($1, 'secret', 'planted by A', (SELECT embedding FROM memloom_items LIMIT 1))`, [B]],
+      ['raw INSERT of an entity in B', `INSERT INTO memloom_entities (namespace, name, kind, embedding) SELECT $1, 'planted', 'topic', embedding FROM memloom_items LIMIT 1`, [B]],
+      ['resetting the setting', `SELECT set_config('memloom.namespace', '', false); SELECT 1`, []],
+    ]) {
+      let leaked = false;
+      try {
+        if (what === 'resetting the setting') {
+          // Unset, the session sees nothing at all (then restore).
+          await db.query(`SELECT set_config('memloom.namespace', '', false)`);
+          leaked = (await db.query(`SELECT count(*)::int AS n FROM memloom_items`)).rows[0].n > 0;
+          await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [A]);
+        } else {
+          const res = await db.query(sql, params);
+          leaked = Number(res.rowCount ?? 0) > 0 || res.rows?.length > 0;
+        }
+      } catch (e) {
+        assert.match(e.message, /row-level security|violates/, what);
+      }
+      attempt(what, leaked);
+    }
+    // memloom_fuse naming B from A's session: nothing.
+    const vec = (await db.query(`SELECT embedding::text AS e FROM memloom_items LIMIT 1`)).rows[0].e;
+    rows = (await db.query(`SELECT * FROM memloom_fuse('quokka vault', $1::vector, $2, 50)`, [vec, B])).rows;
+    attempt('memloom_fuse naming B', rows.length > 0);
+  } finally {
+    await s.close();
+  }
+  assert.deepEqual(await countOf(B), before, 'B unchanged');
+  const b = await countOf(B);
+  assert.ok(b.c.includes('quokka'), 'B still has its secret');
+});
+
+test('the store still works for its own namespace under row-level security', { skip }, async () => {
+  const s = await openStore({ url: appUrl, namespace: B });
+  try {
+    const res = await s.recall('vault code quokka', { limit: 3 });
+    assert.ok(res.results[0].content.includes('quokka'));
+    const v2 = await s.remember('team B secret rotated', { key: 'secret' });
+    assert.equal(v2.version, 2);
+    assert.equal((await s.history('secret')).length, 2);
+  } finally {
+    await s.close();
+  }
+});
