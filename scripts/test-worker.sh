@@ -48,6 +48,17 @@ SEED="$ROOT/target/debug/examples/seed"
 URL="$(bash scripts/pg.sh start)"
 "$SEED" ingest "$URL" team-a "$ROOT/examples/notes"
 
+# The worker connects as an application role bound by row-level security (sql/0005_rls.sql),
+# as in production: neither superuser nor BYPASSRLS, no CREATE. The tests keep the superuser
+# URL (DATABASE_URL) for their own checks; APP_DATABASE_URL is the worker's.
+psql -X -q -v ON_ERROR_STOP=1 "$URL" >&2 <<'SQL'
+CREATE ROLE memloom_app LOGIN NOSUPERUSER NOBYPASSRLS;
+GRANT USAGE ON SCHEMA public TO memloom_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
+SQL
+APP_URL="${URL/postgres@/memloom_app@}"
+
 # Two fresh random tokens; the worker gets only their SHA-256 hashes.
 TOKEN_A="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
 TOKEN_B="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
@@ -55,7 +66,7 @@ hash() { printf %s "$1" | sha256sum | cut -d' ' -f1; }
 umask 077
 # A 2 s connect timeout (default 3 s): the test of a frozen database waits for it.
 printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-a","%s":"team-b"}\nMEMLOOM_CONNECT_TIMEOUT_MS=2000\n' \
-  "$URL" "$(hash "$TOKEN_A")" "$(hash "$TOKEN_B")" > "$WORK/worker.env"
+  "$APP_URL" "$(hash "$TOKEN_A")" "$(hash "$TOKEN_B")" > "$WORK/worker.env"
 
 free_port() {
   local port
@@ -91,7 +102,7 @@ log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler sta
 # fault-injection load test of scripts/faults.sh.
 if [ -n "${MEMLOOM_WORKER_TESTS:-}" ]; then read -r -a test_files <<< "$MEMLOOM_WORKER_TESTS"
 else test_files=("$ROOT"/tests/worker/*.test.mjs); fi
-WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" \
+WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" APP_DATABASE_URL="$APP_URL" \
   node --test --test-concurrency=1 --test-reporter=spec "${test_files[@]}"
 
 # No request may have leaked a token or the database URL into the log.

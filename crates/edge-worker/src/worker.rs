@@ -103,7 +103,7 @@ async fn handle_recall(
     log.embed_ms = Some(embed_ms);
     let params = recall.fuse_params(embedding, namespace);
     let identity = embedder.identity();
-    let rows = with_db(env, ctx, log, move |client| async move {
+    let rows = with_db(env, ctx, log, Some(namespace), move |client| async move {
         let check = check_embedder(&client, &identity);
         let fuse = memloom_sql::fuse(&client, &params);
         let (checked, fused) = join(check, fuse).await;
@@ -144,7 +144,7 @@ async fn handle_remember(
     let identity = embedder.identity();
     let ns = namespace.to_string();
     let (text, key) = (memory.text.clone(), memory.key.clone());
-    let saved = with_db(env, ctx, log, move |client| async move {
+    let saved = with_db(env, ctx, log, Some(namespace), move |client| async move {
         let check = check_embedder(&client, &identity);
         let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
         let (checked, saved) = join(check, save).await;
@@ -174,7 +174,7 @@ async fn handle_health(
     } else {
         "database_url"
     };
-    let meta = with_db(env, ctx, log, |client| async move {
+    let meta = with_db(env, ctx, log, None, |client| async move {
         let row = client
             .query_typed_one(
                 "SELECT embedder_name, embedder_version, embedder_dims, schema_version FROM memloom_meta",
@@ -390,10 +390,15 @@ fn db_target(env: &Env) -> Result<DbTarget, ApiError> {
 /// Opens a connection within the connect timeout, runs `work` with the client within the query
 /// timeout while driving the connection in the same task, and closes it cleanly (the client is
 /// dropped at the end of `work`, so tokio-postgres sends Terminate and shuts the socket).
+///
+/// With a `namespace`, the session is scoped to it first (`memloom.namespace`, which the
+/// row-level security of sql/0005_rls.sql compares against): under a role bound by it, no
+/// statement of this request can read or write another namespace's rows.
 async fn with_db<T, F, Fut>(
     env: &Env,
     ctx: &Context,
     log: &mut RequestLog,
+    namespace: Option<&str>,
     work: F,
 ) -> Result<T, ApiError>
 where
@@ -447,7 +452,20 @@ where
     // case) its client is gone, so the connection is sending Terminate and closing the socket:
     // let it finish after the response, under `wait_until`, instead of delaying the answer.
     let driven = async {
-        match select(Box::pin(connection), Box::pin(work(client))).await {
+        let scope = namespace.map(str::to_string);
+        let scoped = async move {
+            if let Some(ns) = scope {
+                client
+                    .query_typed(
+                        "SELECT set_config('memloom.namespace', $1, false)",
+                        &[(&ns, Type::TEXT)],
+                    )
+                    .await
+                    .map_err(|e| pg_error(&e))?;
+            }
+            work(client).await
+        };
+        match select(Box::pin(connection), Box::pin(scoped)).await {
             Either::Left((conn, work)) => (conn.err(), work.await),
             Either::Right((result, connection)) => {
                 ctx.wait_until(async move {

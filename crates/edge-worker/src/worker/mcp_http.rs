@@ -63,7 +63,7 @@ async fn run(
             log.embed_ms = Some(now().saturating_sub(t));
             let params = recall.fuse_params(embedding, namespace);
             let identity = embedder.identity();
-            let rows = with_db(env, ctx, log, move |client| async move {
+            let rows = with_db(env, ctx, log, Some(namespace), move |client| async move {
                 let (checked, fused) = join(
                     check_embedder(&client, &identity),
                     memloom_sql::fuse(&client, &params),
@@ -87,7 +87,7 @@ async fn run(
             let identity = embedder.identity();
             let ns = namespace.to_string();
             let (text, key) = (memory.text.clone(), memory.key.clone());
-            let saved = with_db(env, ctx, log, move |client| async move {
+            let saved = with_db(env, ctx, log, Some(namespace), move |client| async move {
                 let save =
                     memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
                 let (checked, saved) = join(check_embedder(&client, &identity), save).await;
@@ -108,7 +108,7 @@ async fn run(
         ToolCall::Forget(target) => {
             let ns = namespace.to_string();
             let t = target.clone();
-            let done = with_db(env, ctx, log, move |client| async move {
+            let done = with_db(env, ctx, log, Some(namespace), move |client| async move {
                 let target = match &t {
                     Forget::Id(id) => memloom_sql::ForgetTarget::Id(*id),
                     Forget::Key(key) => memloom_sql::ForgetTarget::Key(key),
@@ -143,7 +143,7 @@ async fn run(
         }
         ToolCall::History(key) => {
             let (ns, k) = (namespace.to_string(), key.clone());
-            let versions = with_db(env, ctx, log, move |client| async move {
+            let versions = with_db(env, ctx, log, Some(namespace), move |client| async move {
                 memloom_sql::history(&client, &ns, &k)
                     .await
                     .map_err(|e| store_error(&e))
