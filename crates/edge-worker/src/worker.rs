@@ -455,13 +455,9 @@ where
         let scope = namespace.map(str::to_string);
         let scoped = async move {
             if let Some(ns) = scope {
-                client
-                    .query_typed(
-                        "SELECT set_config('memloom.namespace', $1, false)",
-                        &[(&ns, Type::TEXT)],
-                    )
+                memloom_sql::set_namespace(&client, &ns)
                     .await
-                    .map_err(|e| pg_error(&e))?;
+                    .map_err(|e| store_error(&e))?;
             }
             work(client).await
         };

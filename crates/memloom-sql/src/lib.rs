@@ -13,10 +13,12 @@ mod error;
 mod memories;
 mod migrate;
 mod recall;
+mod scope;
 mod store;
 
 pub use error::{Error, ErrorKind};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
+pub use scope::{set_namespace, SCOPE_SQL};
 pub use store::{ensure_vector_index, init_store, StoreEmbedder};

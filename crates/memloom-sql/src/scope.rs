@@ -1,0 +1,23 @@
+//! Tenant scope: the `memloom.namespace` setting that the row-level security of
+//! `sql/0005_rls.sql` compares every row of the pool tables against.
+
+use tokio_postgres::types::Type;
+use tokio_postgres::Client;
+
+use crate::Error;
+
+/// The statement that scopes a session; `$1` is the namespace.
+pub const SCOPE_SQL: &str = "SELECT set_config('memloom.namespace', $1, false)";
+
+/// Scopes this session to `namespace`: under a role bound by row-level security (neither
+/// superuser nor BYPASSRLS), every later statement on this connection sees and writes only that
+/// namespace's rows, whatever its WHERE clause says. Call it once, right after connecting and
+/// before any other statement. One round trip. Behind a transaction-mode pooler the setting
+/// stays with the server connection it ran on, so there scope each transaction instead.
+pub async fn set_namespace(client: &Client, namespace: &str) -> Result<(), Error> {
+    client
+        .query_typed(SCOPE_SQL, &[(&namespace, Type::TEXT)])
+        .await
+        .map_err(|e| Error::db("cannot set the session's namespace", e))?;
+    Ok(())
+}
