@@ -18,8 +18,7 @@ LayerNorm -> 6 post-LN encoder layers (12 heads, exact erf GELU) -> mean pooling
 attention mask -> L2 normalisation. Inputs are sorted by length and batched under a token
 budget, so padding costs little.
 
-Loopback only by default; single-threaded (one request at a time), which is what the memloom
-CLI sends.
+Loopback only by default. One thread per connection, one encode at a time (a lock).
 """
 import argparse
 import hashlib
@@ -29,7 +28,8 @@ import math
 import os
 import sys
 import time
-from http.server import BaseHTTPRequestHandler, HTTPServer
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 # One BLAS thread unless told otherwise (--threads, or OPENBLAS_NUM_THREADS set by the caller):
@@ -239,6 +239,7 @@ class Cache:
 def make_handler(model, log, cache_size=0):
     stats = {"requests": 0, "texts": 0, "tokens": 0, "cache_hits": 0, "seconds": 0.0}
     cache = Cache(model, cache_size)
+    lock = threading.Lock()  # one encode at a time; connections are served by their own threads
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -290,14 +291,15 @@ def make_handler(model, log, cache_size=0):
             fmt = req.get("encoding_format", "float")
             if fmt not in (None, "float"):
                 return self._error(400, 'only encoding_format "float" is supported')
-            t0 = time.perf_counter()
-            vecs, tokens, hits = cache.encode(inp)
-            dt = time.perf_counter() - t0
-            stats["requests"] += 1
-            stats["texts"] += len(inp)
-            stats["tokens"] += tokens
-            stats["cache_hits"] += hits
-            stats["seconds"] = round(stats["seconds"] + dt, 3)
+            with lock:
+                t0 = time.perf_counter()
+                vecs, tokens, hits = cache.encode(inp)
+                dt = time.perf_counter() - t0
+                stats["requests"] += 1
+                stats["texts"] += len(inp)
+                stats["tokens"] += tokens
+                stats["cache_hits"] += hits
+                stats["seconds"] = round(stats["seconds"] + dt, 3)
             if log:
                 sys.stderr.write(f"minilm: {len(inp)} texts ({hits} cached), {tokens} tokens in {dt:.2f}s\n")
             self._send(200, {
@@ -368,7 +370,10 @@ def main():
     if a.check:
         return check(model)
     handler, _ = make_handler(model, a.log, a.cache)
-    srv = HTTPServer((a.host, a.port), handler)
+    # Threaded: a client with two keep-alive connections (Node's fetch opens a second one now and
+    # then) would otherwise leave a request waiting until the idle connection closes.
+    srv = ThreadingHTTPServer((a.host, a.port), handler)
+    srv.daemon_threads = True
     port = srv.server_address[1]
     if a.port_file:
         tmp = a.port_file + ".tmp"
