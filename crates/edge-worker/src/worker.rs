@@ -3,6 +3,7 @@
 //! data, because a panic in workerd hangs the request and resets the module.
 
 use std::future::Future;
+use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::future::{join, select, Either};
@@ -402,7 +403,7 @@ async fn with_db<T, F, Fut>(
     work: F,
 ) -> Result<T, ApiError>
 where
-    F: FnOnce(Client) -> Fut,
+    F: FnOnce(Rc<Client>) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
     let target = db_target(env)?;
@@ -452,14 +453,26 @@ where
     // case) its client is gone, so the connection is sending Terminate and closing the socket:
     // let it finish after the response, under `wait_until`, instead of delaying the answer.
     let driven = async {
+        // Scoped work runs in one transaction whose memloom.namespace is the token's (a
+        // transaction, not the session: behind Hyperdrive or PgBouncer in transaction mode a
+        // session setting would stay on another server connection). COMMIT before answering,
+        // so a 2xx write is durable; a failed request's transaction dies with the connection.
         let scope = namespace.map(str::to_string);
         let scoped = async move {
-            if let Some(ns) = scope {
-                memloom_sql::set_namespace(&client, &ns)
+            let client = Rc::new(client);
+            if let Some(ns) = &scope {
+                memloom_sql::begin_scoped(&client, ns)
                     .await
                     .map_err(|e| store_error(&e))?;
             }
-            work(client).await
+            let out = work(Rc::clone(&client)).await?;
+            if scope.is_some() {
+                client
+                    .batch_execute("COMMIT")
+                    .await
+                    .map_err(|e| pg_error(&e))?;
+            }
+            Ok::<T, ApiError>(out)
         };
         match select(Box::pin(connection), Box::pin(scoped)).await {
             Either::Left((conn, work)) => (conn.err(), work.await),

@@ -20,5 +20,5 @@ pub use error::{Error, ErrorKind};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
-pub use scope::{set_namespace, SCOPE_SQL};
+pub use scope::{begin_scoped, set_namespace, SCOPE_SQL};
 pub use store::{ensure_vector_index, init_store, StoreEmbedder};

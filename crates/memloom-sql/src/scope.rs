@@ -21,3 +21,19 @@ pub async fn set_namespace(client: &Client, namespace: &str) -> Result<(), Error
         .map_err(|e| Error::db("cannot set the session's namespace", e))?;
     Ok(())
 }
+
+/// Opens a transaction scoped to `namespace` (`set_config(..., true)`: the setting ends with
+/// the transaction), in one round trip. For connections behind a transaction-mode pooler
+/// (PgBouncer, Hyperdrive), where a session setting would stay on whichever server connection
+/// ran it: the pooler keeps the transaction on one server connection. End it with `COMMIT`
+/// (`client.batch_execute("COMMIT")`); a dropped connection rolls it back.
+pub async fn begin_scoped(client: &Client, namespace: &str) -> Result<(), Error> {
+    // The simple query protocol takes no parameters: the namespace is quoted as a literal.
+    let literal = format!("'{}'", namespace.replace('\'', "''"));
+    client
+        .batch_execute(&format!(
+            "BEGIN; SELECT set_config('memloom.namespace', {literal}, true)"
+        ))
+        .await
+        .map_err(|e| Error::db("cannot open a transaction scoped to the namespace", e))
+}
