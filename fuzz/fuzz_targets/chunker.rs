@@ -24,11 +24,17 @@ fuzz_target!(|data: &[u8]| {
         assert!(c.start < c.end && c.end <= text.len(), "bad range: {c:?}");
         assert!(text.is_char_boundary(c.start) && text.is_char_boundary(c.end));
         assert!(!c.text.trim().is_empty(), "empty chunk: {c:?}");
-        assert!(c.text.len() <= max_bytes, "over the cap {max_bytes}: {}", c.text.len());
+        assert!(
+            c.text.len() <= max_bytes,
+            "over the cap {max_bytes}: {}",
+            c.text.len()
+        );
         assert!(!c.text.contains('\r'), "line endings not normalised: {c:?}");
         assert!(!c.breadcrumb.is_empty());
         assert_eq!(c.content, format!("{}\n\n{}", c.breadcrumb, c.text));
-        let range = text[c.start..c.end].replace("\r\n", "\n").replace('\r', "\n");
+        let range = text[c.start..c.end]
+            .replace("\r\n", "\n")
+            .replace('\r', "\n");
         let mut at = 0;
         for word in c.text.split_whitespace() {
             match range[at..].find(word) {
@@ -38,5 +44,9 @@ fuzz_target!(|data: &[u8]| {
         }
         prev_end = c.end;
     }
-    assert_eq!(chunks, chunk_document(source, &text, &opts).unwrap(), "not deterministic");
+    assert_eq!(
+        chunks,
+        chunk_document(source, &text, &opts).unwrap(),
+        "not deterministic"
+    );
 });

@@ -3,8 +3,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use memloom_core::embed::HASH_V1_DIMS;
 use memloom_core::embed;
+use memloom_core::embed::HASH_V1_DIMS;
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
@@ -17,7 +17,9 @@ fuzz_target!(|data: &[u8]| {
     let _ = embed("cache churn: max_connections pg_hba.conf Überprüfung 日本語");
     let again = embed(&text);
     assert!(
-        v.iter().zip(&again).all(|(a, b)| a.to_bits() == b.to_bits()),
+        v.iter()
+            .zip(&again)
+            .all(|(a, b)| a.to_bits() == b.to_bits()),
         "not deterministic"
     );
 });

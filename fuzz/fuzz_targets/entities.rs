@@ -18,9 +18,17 @@ fuzz_target!(|data: &[u8]| {
     assert!(out.len() <= MAX_MENTIONS, "{} mentions", out.len());
     for m in &out {
         let n = m.name.chars().count();
-        assert!((MIN_NAME_CHARS..=MAX_NAME_CHARS).contains(&n), "name {:?}", m.name);
+        assert!(
+            (MIN_NAME_CHARS..=MAX_NAME_CHARS).contains(&n),
+            "name {:?}",
+            m.name
+        );
         assert!(m.strength.is_finite(), "strength {}", m.strength);
-        assert!((MIN_STRENGTH..=1.0).contains(&m.strength), "strength {}", m.strength);
+        assert!(
+            (MIN_STRENGTH..=1.0).contains(&m.strength),
+            "strength {}",
+            m.strength
+        );
         assert!(m.count >= 1);
         assert!(!m.display.is_empty());
     }

@@ -27,9 +27,15 @@ fuzz_target!(|input: Input| {
     let (vector, keyword, entity) = input.weights;
     let params = FuseParams {
         k: input.k,
-        weights: Weights { vector, keyword, entity },
+        weights: Weights {
+            vector,
+            keyword,
+            entity,
+        },
     };
-    let valid = [vector, keyword, entity].iter().all(|w| w.is_finite() && *w >= 0.0);
+    let valid = [vector, keyword, entity]
+        .iter()
+        .all(|w| w.is_finite() && *w >= 0.0);
     let out = match fuse(&arms, &params) {
         Ok(out) => {
             assert!(valid, "accepted weights {:?}", params.weights);
@@ -41,7 +47,13 @@ fuzz_target!(|input: Input| {
             return;
         }
     };
-    let mut union: Vec<i64> = arms.vector.iter().chain(&arms.keyword).chain(&arms.entity).copied().collect();
+    let mut union: Vec<i64> = arms
+        .vector
+        .iter()
+        .chain(&arms.keyword)
+        .chain(&arms.entity)
+        .copied()
+        .collect();
     union.sort_unstable();
     union.dedup();
     let mut ids: Vec<i64> = out.iter().map(|f| f.id).collect();
@@ -56,13 +68,21 @@ fuzz_target!(|input: Input| {
         // Each term is at most its weight, so only weights summing past f64::MAX can overflow
         // (SQL's double precision errors there; the worker caps weights at 100).
         if (vector + keyword + entity).is_finite() {
-            assert!(f.rrf_score.is_finite(), "score {} for {f:?} with {params:?}", f.rrf_score);
+            assert!(
+                f.rrf_score.is_finite(),
+                "score {} for {f:?} with {params:?}",
+                f.rrf_score
+            );
         }
-        assert_eq!(f.rrf_score.to_bits(), rrf_score(&f.ranks, &params).to_bits());
+        assert_eq!(
+            f.rrf_score.to_bits(),
+            rrf_score(&f.ranks, &params).to_bits()
+        );
     }
     for w in out.windows(2) {
         assert!(
-            w[0].rrf_score > w[1].rrf_score || (w[0].rrf_score == w[1].rrf_score && w[0].id < w[1].id),
+            w[0].rrf_score > w[1].rrf_score
+                || (w[0].rrf_score == w[1].rrf_score && w[0].id < w[1].id),
             "not ordered: {:?} then {:?}",
             w[0],
             w[1]

@@ -60,8 +60,16 @@ fn chunker_long_line_with_multibyte_whitespace_does_not_panic() {
             let chunks = chunk_document(source, &line, &opts).unwrap();
             crate::util::check_chunk_invariants(&line, &chunks, 64);
             let joined: String = chunks.iter().map(|c| c.text.as_str()).collect();
-            assert_eq!(joined.matches('a').count(), 40, "{source} {ws:?}: {chunks:?}");
-            assert_eq!(joined.matches('b').count(), 60, "{source} {ws:?}: {chunks:?}");
+            assert_eq!(
+                joined.matches('a').count(),
+                40,
+                "{source} {ws:?}: {chunks:?}"
+            );
+            assert_eq!(
+                joined.matches('b').count(),
+                60,
+                "{source} {ws:?}: {chunks:?}"
+            );
         }
     }
     // The fuzzer's input, as lossy UTF-8 (max_bytes 64, markdown).
