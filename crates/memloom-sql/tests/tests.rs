@@ -14,4 +14,5 @@ mod migrations;
 mod plans;
 mod recall;
 mod remember;
+mod rls;
 mod store;

@@ -103,6 +103,13 @@ impl TestDb {
         connect(&self.config).await
     }
 
+    /// A connection to this test's database as another role (no password: trust auth).
+    pub async fn connect_as(&self, user: &str) -> Client {
+        let mut config = self.config.clone();
+        config.user(user);
+        connect(&config).await
+    }
+
     /// A connection whose NOTICE messages arrive on the returned channel.
     pub async fn connect_with_notices(&self) -> (Client, mpsc::Receiver<String>) {
         let (client, mut conn) = self.config.connect(NoTls).await.expect("connect");

@@ -1,0 +1,87 @@
+//! Tenant isolation in the database (sql/0005_rls.sql) under a role that row-level security
+//! binds: `set_namespace` scopes a session, `begin_scoped` one transaction, and no statement,
+//! with or without a WHERE clause, reaches another namespace's rows.
+
+use memloom_sql::{begin_scoped, fuse, remember, set_namespace, FuseParams};
+
+use crate::util::{embed, TestDb};
+
+const ROLE: &str = "memloom_sql_rls_test";
+
+async fn count(client: &tokio_postgres::Client) -> i64 {
+    client
+        .query_one("SELECT count(*) FROM memloom_items", &[])
+        .await
+        .unwrap()
+        .get(0)
+}
+
+#[tokio::test]
+async fn a_bound_role_sees_and_writes_only_its_namespace() {
+    let Some(db) = TestDb::new("rls").await else {
+        return;
+    };
+    db.client
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN \
+               CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
+             GRANT USAGE ON SCHEMA public TO {ROLE}; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ROLE}; \
+             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {ROLE};"
+        ))
+        .await
+        .unwrap();
+    for i in 0..3 {
+        db.chunk(
+            "a",
+            "a.md",
+            &format!("team a note {i} about max_connections"),
+        )
+        .await;
+    }
+    let secret = db
+        .chunk("b", "b.md", "team b secret about max_connections")
+        .await;
+
+    let app = db.connect_as(ROLE).await;
+    assert_eq!(count(&app).await, 0, "no namespace set: no rows");
+    set_namespace(&app, "a").await.unwrap();
+    assert_eq!(count(&app).await, 3, "no WHERE clause: only a's rows");
+    let touched = app
+        .execute("UPDATE memloom_items SET content = content", &[])
+        .await
+        .unwrap();
+    assert_eq!(touched, 3);
+    let deleted = app
+        .execute("DELETE FROM memloom_items WHERE id = $1", &[&secret])
+        .await
+        .unwrap();
+    assert_eq!(deleted, 0, "b's row by id");
+    let q = "max_connections";
+    let params = FuseParams::new(q, embed(q), "b", 10);
+    assert!(
+        fuse(&app, &params).await.unwrap().is_empty(),
+        "fuse naming b"
+    );
+    let planted = remember(&app, "b", Some("k"), "planted", &embed("planted"), None).await;
+    let e = planted.unwrap_err();
+    assert!(
+        format!("{e:?}").contains("row-level security"),
+        "remember into b: {e:?}"
+    );
+
+    // A transaction scoped to b on a fresh connection: b only, and only until it ends.
+    let app = db.connect_as(ROLE).await;
+    begin_scoped(&app, "b").await.unwrap();
+    assert_eq!(count(&app).await, 1);
+    app.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        count(&app).await,
+        0,
+        "the setting ended with the transaction"
+    );
+
+    // The superuser (the owner here) is not bound.
+    assert_eq!(count(&db.client).await, 4);
+    db.drop_db().await;
+}
