@@ -473,6 +473,7 @@ export class Store {
   async recall(query, options = {}) {
     const started = performance.now();
     if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
+    checkNoNul(query, 'the query');
     const { limit = 10, kinds, weights = {}, k, candidates, arms, explain = false } = options;
     if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
     const enabled = new Set(arms ?? ARMS);
