@@ -78,3 +78,31 @@ fn chunker_long_line_with_multibyte_whitespace_does_not_panic() {
     let chunks = chunk_document("doc.md", &text, &opts).unwrap();
     crate::util::check_chunk_invariants(&text, &chunks, 64);
 }
+
+/// A markdown block of only non-ASCII white space (U+0085 after a lossy decode in the fuzzer's
+/// input; U+00A0 and U+3000 alike) is a paragraph to CommonMark, which counts only ASCII white
+/// space, but trims to nothing: it became an empty chunk (`start == end`, text ""), stored and
+/// embedded as just its breadcrumb. Found by the `chunker` target.
+#[test]
+fn chunker_whitespace_only_block_gives_no_empty_chunk() {
+    use memloom_core::{chunk_document, ChunkOptions};
+    let opts = ChunkOptions::default();
+    for ws in ["\u{85}", "\u{a0}", "\u{3000}", " \u{a0} \u{2003}\t"] {
+        for text in [
+            ws.to_string(),
+            format!("# Title\n\n{ws}\n"),
+            format!("para one\n\n{ws}\n\npara two\n"),
+        ] {
+            let chunks = chunk_document("doc.md", &text, &opts).unwrap();
+            crate::util::check_chunk_invariants(&text, &chunks, opts.max_bytes);
+            let joined: Vec<&str> = chunks.iter().map(|c| c.text.as_str()).collect();
+            if text.contains("para") {
+                assert!(
+                    joined.concat().contains("para one") && joined.concat().contains("para two")
+                );
+            } else {
+                assert!(chunks.is_empty(), "{text:?}: {chunks:?}");
+            }
+        }
+    }
+}

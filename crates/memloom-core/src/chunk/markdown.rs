@@ -26,15 +26,20 @@ pub(crate) fn sections(source: &str, text: &str) -> Vec<Section> {
                         Tag::Heading { level, .. } => heading = Some((level, String::new())),
                         Tag::MetadataBlock(_) => in_front_matter = true,
                         Tag::HtmlBlock if is_html_comment(&text[range.clone()]) => {}
+                        // A paragraph of only non-ASCII white space (U+00A0, U+3000, U+0085:
+                        // text to CommonMark) trims to nothing: no block, no empty chunk (found
+                        // by fuzzing).
                         _ => {
                             let end = range.start + text[range.clone()].trim_end().len();
-                            let block = Block {
-                                start: range.start,
-                                end,
-                            };
-                            match out.last_mut() {
-                                Some(section) => section.blocks.push(block),
-                                None => preamble.push(block),
+                            if end > range.start {
+                                let block = Block {
+                                    start: range.start,
+                                    end,
+                                };
+                                match out.last_mut() {
+                                    Some(section) => section.blocks.push(block),
+                                    None => preamble.push(block),
+                                }
                             }
                         }
                     }
