@@ -211,6 +211,9 @@ COMMENT ON FUNCTION memloom_remember(text, text, text, vector, jsonb) IS
 CREATE FUNCTION memloom_refresh_stats(ns text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
+    -- Concurrent refreshes of one namespace (two ingests finishing together) queue here: else
+    -- the second one's INSERT collides with the first one's uncommitted rows (duplicate key).
+    PERFORM pg_advisory_xact_lock(hashtextextended('memloom_refresh_stats:' || ns, 0));
     DELETE FROM memloom_term_stats WHERE namespace = ns;
     INSERT INTO memloom_term_stats (namespace, lexeme, df)
     SELECT ns, s.word, s.ndoc

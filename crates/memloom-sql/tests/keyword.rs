@@ -186,3 +186,42 @@ async fn keyword_terms_keep_identifiers_whole() {
     );
     db.drop_db().await;
 }
+
+/// Regression: two ingests finishing at once both refreshed the statistics; the second INSERT
+/// hit the first one's uncommitted rows ("duplicate key ... memloom_term_stats_pkey").
+#[tokio::test]
+async fn concurrent_refreshes_of_one_namespace_queue_instead_of_failing() {
+    let Some(db) = TestDb::new("refresh_race").await else {
+        return;
+    };
+    fixture(&db).await;
+    let first = db.connect().await;
+    let second = db.connect().await;
+    first.batch_execute("BEGIN").await.unwrap();
+    first
+        .execute("SELECT memloom_refresh_stats('ns')", &[])
+        .await
+        .unwrap();
+    let waiting = tokio::spawn(async move {
+        second
+            .execute("SELECT memloom_refresh_stats('ns')", &[])
+            .await
+            .map(|_| ())
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    first.batch_execute("COMMIT").await.unwrap();
+    waiting
+        .await
+        .unwrap()
+        .expect("the second refresh must wait for the first, not fail");
+    let n: i64 = db
+        .client
+        .query_one(
+            "SELECT count(*) FROM memloom_namespace_stats WHERE namespace = 'ns'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+}
