@@ -38,6 +38,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0005_rls",
         sql: include_str!("../../../sql/0005_rls.sql"),
     },
+    Migration {
+        version: 6,
+        name: "0006_latency",
+        sql: include_str!("../../../sql/0006_latency.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
