@@ -29,8 +29,11 @@ use tokio_postgres::{Client, Config, NoTls};
 const NS: &str = "bench";
 const NS_OTHER: &str = "bench-other";
 const LIMIT: i32 = 10;
-/// Candidates per arm, as memloom_fuse's default.
-const CANDIDATES: i32 = 50;
+/// Candidates per arm, as memloom_fuse's default for LIMIT, so the arm-alone and client-fused
+/// shapes fuse the same candidate lists as memloom_fuse.
+fn candidates() -> i32 {
+    memloom_core::fuse::default_candidates(LIMIT as u32) as i32
+}
 const SCAN_CAP: i32 = 1000;
 /// Mentions kept per item (the strongest).
 const MENTIONS_PER_ITEM: usize = 6;
@@ -880,7 +883,7 @@ async fn run_one(
 ) -> Result<Vec<i64>, BoxError> {
     let ns = NS.to_string();
     let emb = &q.embedding;
-    let (cand, lim, cap) = (CANDIDATES, LIMIT, SCAN_CAP);
+    let (cand, lim, cap) = (candidates(), LIMIT, SCAN_CAP);
     match shape {
         Shape::Fuse => {
             let rows = memloom_sql::fuse(
@@ -925,7 +928,7 @@ async fn run_one(
                 .await?;
             assert_eq!(
                 rows.len(),
-                CANDIDATES as usize,
+                candidates() as usize,
                 "the vector arm returned too few rows"
             );
             Ok(rows.iter().map(|r| r.get(0)).collect())
