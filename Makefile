@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
+.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-worker test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -11,7 +11,7 @@ demo:
 	bash npm/demo.sh
 
 ## test: every test (the same command CI runs through .ci/run)
-test: test-core test-wasm-build test-sql test-npm test-worker test-preview
+test: test-core test-fuzz test-wasm-build test-sql test-npm test-worker test-preview
 
 ## lint: formatting and clippy, as CI runs them
 lint:
@@ -42,6 +42,17 @@ test-preview:
 preview:
 	bash scripts/preview.sh
 
+# A short coverage-guided fuzz run of the core (5 s per target; cargo-fuzz on stable).
+test-fuzz:
+	bash scripts/fuzz.sh --short
+
+## fuzz-long: 600 s per fuzz target; faults: SIGKILL mid-ingest and a PostgreSQL restart under load
+fuzz-long:
+	bash scripts/fuzz.sh --long
+
+faults:
+	bash scripts/faults.sh
+
 wasm-target:
 	@rustup target list --installed | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
 
@@ -52,3 +63,11 @@ test-wasm-build: wasm-target
 ## bench: throughput of the chunker and embedder (reads ../shared/eval when it is there)
 bench:
 	cargo bench -p memloom-core --bench throughput
+
+## bench-sql: memloom_fuse latency at 100k and 1M items against other query shapes (~25 min)
+bench-sql:
+	bash scripts/bench-sql.sh
+
+## bench-worker: /v1/recall latency through the local worker next to direct memloom_fuse
+bench-worker:
+	bash scripts/bench-worker.sh
