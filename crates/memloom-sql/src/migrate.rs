@@ -43,6 +43,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0006_latency",
         sql: include_str!("../../../sql/0006_latency.sql"),
     },
+    Migration {
+        version: 7,
+        name: "0007_stats_rls",
+        sql: include_str!("../../../sql/0007_stats_rls.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.

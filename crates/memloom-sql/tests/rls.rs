@@ -85,3 +85,56 @@ async fn a_bound_role_sees_and_writes_only_its_namespace() {
     assert_eq!(count(&db.client).await, 4);
     db.drop_db().await;
 }
+
+/// sql/0007: the BM25 statistics of another namespace are invisible too, and refreshing one's
+/// own still works under the bound role.
+#[tokio::test]
+async fn keyword_statistics_are_scoped_to_the_session_namespace() {
+    let Some(db) = TestDb::new("rls_stats").await else {
+        return;
+    };
+    db.client
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN \
+               CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
+             GRANT USAGE ON SCHEMA public TO {ROLE}; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ROLE}; \
+             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {ROLE};"
+        ))
+        .await
+        .unwrap();
+    db.chunk("a", "a.md", "team a writes about replication")
+        .await;
+    db.chunk("b", "b.md", "team b writes about zeppelins").await;
+    db.refresh_stats("a").await;
+    db.refresh_stats("b").await;
+
+    let app = db.connect_as(ROLE).await;
+    set_namespace(&app, "a").await.unwrap();
+    let words: Vec<String> = app
+        .query("SELECT lexeme FROM memloom_term_stats", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert!(words.iter().any(|w| w == "replic"), "{words:?}");
+    assert!(
+        !words.iter().any(|w| w == "zeppelin"),
+        "b's words leak: {words:?}"
+    );
+    let namespaces: i64 = app
+        .query_one("SELECT count(*) FROM memloom_namespace_stats", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(namespaces, 1);
+    app.execute("SELECT memloom_refresh_stats('a')", &[])
+        .await
+        .expect("a bound role refreshes its own namespace");
+    let refused = app.execute("SELECT memloom_refresh_stats('b')", &[]).await;
+    assert!(
+        refused.is_err(),
+        "a bound role must not rewrite b's statistics"
+    );
+}
