@@ -7,6 +7,23 @@ use memloom_sql::{begin_scoped, fuse, remember, set_namespace, FuseParams};
 use crate::util::{embed, TestDb};
 
 const ROLE: &str = "memloom_sql_rls_test";
+const STATS_ROLE: &str = "memloom_sql_rls_stats_test";
+
+/// Creates `role`, an application role that row-level security binds (no superuser, no
+/// BYPASSRLS), with the privileges a memloom client needs. Roles are cluster-wide and the tests
+/// run concurrently, so each test names its own (two CREATE ROLEs of one name race).
+async fn create_bound_role(db: &TestDb, role: &str) {
+    db.client
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN \
+               CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
+             GRANT USAGE ON SCHEMA public TO {role}; \
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}; \
+             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role};"
+        ))
+        .await
+        .unwrap();
+}
 
 async fn count(client: &tokio_postgres::Client) -> i64 {
     client
@@ -21,16 +38,7 @@ async fn a_bound_role_sees_and_writes_only_its_namespace() {
     let Some(db) = TestDb::new("rls").await else {
         return;
     };
-    db.client
-        .batch_execute(&format!(
-            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN \
-               CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
-             GRANT USAGE ON SCHEMA public TO {ROLE}; \
-             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ROLE}; \
-             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {ROLE};"
-        ))
-        .await
-        .unwrap();
+    create_bound_role(&db, ROLE).await;
     for i in 0..3 {
         db.chunk(
             "a",
@@ -93,23 +101,14 @@ async fn keyword_statistics_are_scoped_to_the_session_namespace() {
     let Some(db) = TestDb::new("rls_stats").await else {
         return;
     };
-    db.client
-        .batch_execute(&format!(
-            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{ROLE}') THEN \
-               CREATE ROLE {ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
-             GRANT USAGE ON SCHEMA public TO {ROLE}; \
-             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {ROLE}; \
-             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {ROLE};"
-        ))
-        .await
-        .unwrap();
+    create_bound_role(&db, STATS_ROLE).await;
     db.chunk("a", "a.md", "team a writes about replication")
         .await;
     db.chunk("b", "b.md", "team b writes about zeppelins").await;
     db.refresh_stats("a").await;
     db.refresh_stats("b").await;
 
-    let app = db.connect_as(ROLE).await;
+    let app = db.connect_as(STATS_ROLE).await;
     set_namespace(&app, "a").await.unwrap();
     let words: Vec<String> = app
         .query("SELECT lexeme FROM memloom_term_stats", &[])
