@@ -96,23 +96,7 @@ async fn handle_recall(
     start: u64,
 ) -> Result<Response, ApiError> {
     let recall = api::parse_recall(body)?;
-    log.query_chars = Some(recall.query.chars().count());
-    let embedder = embedder_config(env, log)?;
-    let t = now();
-    let embedding = embed_query(&embedder, &recall.query, env, log).await?;
-    let embed_ms = now().saturating_sub(t);
-    log.embed_ms = Some(embed_ms);
-    let params = recall.fuse_params(embedding, namespace);
-    let identity = embedder.identity();
-    let rows = with_db(env, ctx, log, Some(namespace), move |client| async move {
-        let check = check_embedder(&client, &identity);
-        let fuse = memloom_sql::fuse(&client, &params);
-        let (checked, fused) = join(check, fuse).await;
-        checked?;
-        fused.map_err(|e| store_error(&e))
-    })
-    .await?;
-    log.results = Some(rows.len());
+    let (rows, embedder, embed_ms) = recall_rows(&recall, namespace, env, ctx, log).await?;
     let explain = recall.explain.then(|| Explain {
         embedder: embedder.label(),
         k: f64::from(memloom_core::fuse::DEFAULT_RRF_K),
@@ -137,6 +121,55 @@ async fn handle_remember(
     start: u64,
 ) -> Result<Response, ApiError> {
     let memory = api::parse_memory(body)?;
+    let saved = save_memory(&memory, namespace, env, ctx, log).await?;
+    let out = MemoryResponse {
+        id: saved.id,
+        version: saved.version,
+        key: memory.key.as_deref(),
+        took_ms: now().saturating_sub(start),
+    };
+    respond(201, to_json(&out)?)
+}
+
+/// Recall for `/v1/recall` and the MCP `recall` tool: embed the query (timed), then one
+/// `memloom_fuse` pipelined with the embedder check. Returns the rows, the embedder and the
+/// embedding time.
+async fn recall_rows(
+    recall: &api::Recall,
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+) -> Result<(Vec<memloom_sql::FusedRow>, EmbedderConfig, u64), ApiError> {
+    log.query_chars = Some(recall.query.chars().count());
+    let embedder = embedder_config(env, log)?;
+    let t = now();
+    let embedding = embed_query(&embedder, &recall.query, env, log).await?;
+    let embed_ms = now().saturating_sub(t);
+    log.embed_ms = Some(embed_ms);
+    let params = recall.fuse_params(embedding, namespace);
+    let identity = embedder.identity();
+    let rows = with_db(env, ctx, log, Some(namespace), move |client| async move {
+        let check = check_embedder(&client, &identity);
+        let fuse = memloom_sql::fuse(&client, &params);
+        let (checked, fused) = join(check, fuse).await;
+        checked?;
+        fused.map_err(|e| store_error(&e))
+    })
+    .await?;
+    log.results = Some(rows.len());
+    Ok((rows, embedder, embed_ms))
+}
+
+/// Remember for `/v1/memories` and the MCP `remember` tool: embed the text (timed), then
+/// `memloom_remember` (superseding the key's active version) pipelined with the embedder check.
+async fn save_memory(
+    memory: &api::Memory,
+    namespace: &str,
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+) -> Result<memloom_sql::Remembered, ApiError> {
     log.query_chars = Some(memory.text.chars().count());
     let embedder = embedder_config(env, log)?;
     let t = now();
@@ -145,21 +178,14 @@ async fn handle_remember(
     let identity = embedder.identity();
     let ns = namespace.to_string();
     let (text, key) = (memory.text.clone(), memory.key.clone());
-    let saved = with_db(env, ctx, log, Some(namespace), move |client| async move {
+    with_db(env, ctx, log, Some(namespace), move |client| async move {
         let check = check_embedder(&client, &identity);
         let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
         let (checked, saved) = join(check, save).await;
         checked?;
         saved.map_err(|e| store_error(&e))
     })
-    .await?;
-    let out = MemoryResponse {
-        id: saved.id,
-        version: saved.version,
-        key: memory.key.as_deref(),
-        took_ms: now().saturating_sub(start),
-    };
-    respond(201, to_json(&out)?)
+    .await
 }
 
 /// `GET /v1/health`: can the database be reached, which schema and embedder does it have.

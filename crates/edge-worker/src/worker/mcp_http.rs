@@ -56,45 +56,13 @@ async fn run(
     match call {
         ToolCall::Invalid { message, .. } => Ok(mcp::tool_error(&message)),
         ToolCall::Recall(recall) => {
-            log.query_chars = Some(recall.query.chars().count());
-            let embedder = embedder_config(env, log)?;
-            let t = now();
-            let embedding = embed_query(&embedder, &recall.query, env, log).await?;
-            log.embed_ms = Some(now().saturating_sub(t));
-            let params = recall.fuse_params(embedding, namespace);
-            let identity = embedder.identity();
-            let rows = with_db(env, ctx, log, Some(namespace), move |client| async move {
-                let (checked, fused) = join(
-                    check_embedder(&client, &identity),
-                    memloom_sql::fuse(&client, &params),
-                )
-                .await;
-                checked?;
-                fused.map_err(|e| store_error(&e))
-            })
-            .await?;
-            log.results = Some(rows.len());
+            let (rows, _, _) = recall_rows(&recall, namespace, env, ctx, log).await?;
             let took = now().saturating_sub(start);
             let out = to_value(&api::recall_response(&recall, &rows, took, None))?;
             Ok(mcp::tool_result(mcp::format_recall(&out), &out))
         }
         ToolCall::Remember(memory) => {
-            log.query_chars = Some(memory.text.chars().count());
-            let embedder = embedder_config(env, log)?;
-            let t = now();
-            let embedding = embed_query(&embedder, &memory.text, env, log).await?;
-            log.embed_ms = Some(now().saturating_sub(t));
-            let identity = embedder.identity();
-            let ns = namespace.to_string();
-            let (text, key) = (memory.text.clone(), memory.key.clone());
-            let saved = with_db(env, ctx, log, Some(namespace), move |client| async move {
-                let save =
-                    memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
-                let (checked, saved) = join(check_embedder(&client, &identity), save).await;
-                checked?;
-                saved.map_err(|e| store_error(&e))
-            })
-            .await?;
+            let saved = save_memory(&memory, namespace, env, ctx, log).await?;
             let key = memory.key.as_deref();
             Ok(mcp::tool_result(
                 mcp::remembered_text(key, saved.id, saved.version),
