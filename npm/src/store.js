@@ -467,14 +467,15 @@ export class Store {
   // Recall --------------------------------------------------------------------------------------
   /**
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
-   * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, arms (subset of
+   * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
+   * (the keyword arm votes for items scoring at least this fraction of its best: sql/0010_fusion.sql), arms (subset of
    * ARMS; the others do not run in SQL), explain (adds each arm's term).
    */
   async recall(query, options = {}) {
     const started = performance.now();
     if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
     checkNoNul(query, 'the query');
-    const { limit = 10, kinds, weights = {}, k, candidates, arms, explain = false } = options;
+    const { limit = 10, kinds, weights = {}, k, candidates, keywordFloor, arms, explain = false } = options;
     if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
     const enabled = new Set(arms ?? ARMS);
     for (const a of enabled) {
@@ -499,6 +500,7 @@ export class Store {
     add('w_keyword', w.keyword, 'float8');
     add('w_entity', w.entity, 'float8');
     add('candidates', candidates, 'int4');
+    add('keyword_floor', keywordFloor, 'float8');
     add('kinds', kinds, 'text[]');
     add('arms', arms ? ARMS.filter((a) => enabled.has(a)) : null, 'text[]');
     const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;

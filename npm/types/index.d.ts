@@ -226,8 +226,10 @@ export interface RecallOptions {
   kinds?: Array<'memory' | 'chunk'>;
   weights?: Partial<Weights>;
   k?: number;
-  /** Candidates per arm; default the larger of `limit` and 10. */
+  /** Candidates per arm; default 10, whatever the limit (the first n results never depend on it). */
   candidates?: number;
+  /** The keyword arm votes only for items scoring at least this fraction (0 to 1) of its best; default 0.5. */
+  keywordFloor?: number;
   /** Arms that run and vote; the others do not run and their ranks read null. Default all. */
   arms?: Arm[];
   /** Adds `explain` to each result: each arm's rank, weight and RRF term. */

@@ -6,8 +6,8 @@ use tokio_postgres::{Client, Row};
 use crate::{Error, ErrorKind};
 
 /// The arguments of one `memloom_fuse` call. Overrides left `None` take the SQL function's
-/// defaults (k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, `greatest(limit, 10)` candidates
-/// per arm), which are defined once, in `sql/0002_recall.sql`.
+/// defaults (k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, 10 candidates per arm whatever the
+/// limit, the keyword floor), which are defined once, in `sql/0010_fusion.sql`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FuseParams {
     pub query_text: String,
@@ -20,8 +20,8 @@ pub struct FuseParams {
     pub w_keyword: Option<f64>,
     pub w_entity: Option<f64>,
     pub entity_gate: Option<f64>,
-    /// Candidates each arm contributes before fusion (`None`: the larger of `limit` and
-    /// `memloom_core::fuse::DEFAULT_CANDIDATES`).
+    /// Candidates each arm contributes before fusion (`None`:
+    /// `memloom_core::fuse::DEFAULT_CANDIDATES`, whatever the limit).
     pub candidates: Option<i32>,
     /// Only these kinds (`memory`, `chunk`); `None` for all.
     pub kinds: Option<Vec<String>>,
@@ -30,6 +30,9 @@ pub struct FuseParams {
     /// Only these arms run (`vector`, `keyword`, `entity`); `None` for all. An arm left out
     /// casts no votes and gives the keyword arm no boost ids.
     pub arms: Option<Vec<String>>,
+    /// The keyword arm votes only for items scoring at least this fraction of its best
+    /// (`None`: `memloom_core::fuse::DEFAULT_KEYWORD_FLOOR`).
+    pub keyword_floor: Option<f64>,
 }
 
 impl FuseParams {
@@ -87,6 +90,7 @@ pub async fn fuse(client: &Client, p: &FuseParams) -> Result<Vec<FusedRow>, Erro
         ("w_keyword", &p.w_keyword),
         ("w_entity", &p.w_entity),
         ("entity_gate", &p.entity_gate),
+        ("keyword_floor", &p.keyword_floor),
     ];
     for (name, value) in floats {
         if let Some(v) = value {

@@ -1,7 +1,7 @@
 use memloom_core::fuse::{
     default_candidates, ArmRankings, FuseParams as CoreParams, Weights, DEFAULT_CANDIDATES,
-    DEFAULT_ENTITY_GATE, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD,
-    DEFAULT_WEIGHT_VECTOR,
+    DEFAULT_ENTITY_GATE, DEFAULT_KEYWORD_FLOOR, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY,
+    DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR,
 };
 use serde::Deserialize;
 
@@ -129,7 +129,8 @@ async fn sql_defaults_are_the_core_constants() {
     assert_eq!(default_of("w_keyword"), DEFAULT_WEIGHT_KEYWORD);
     assert_eq!(default_of("w_entity"), DEFAULT_WEIGHT_ENTITY);
     assert_eq!(default_of("entity_gate"), DEFAULT_ENTITY_GATE);
-    // candidates: NULL, meaning memloom_default_candidates(lim) = greatest(lim, 10).
+    assert_eq!(default_of("keyword_floor"), DEFAULT_KEYWORD_FLOOR);
+    // candidates: NULL, meaning memloom_default_candidates(lim) = DEFAULT_CANDIDATES.
     let candidates = args
         .split(", ")
         .find(|a| a.starts_with("candidates "))

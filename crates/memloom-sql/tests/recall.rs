@@ -1,3 +1,4 @@
+use memloom_core::fuse::DEFAULT_CANDIDATES;
 use memloom_sql::{remember, FuseParams};
 
 use crate::util::{embed, TestDb};
@@ -167,9 +168,9 @@ async fn kinds_and_overrides_are_honoured() {
     db.drop_db().await;
 }
 
-/// Without `candidates`, each arm contributes greatest(lim, 10) ids (DEFAULT_CANDIDATES).
+/// Without `candidates`, each arm contributes DEFAULT_CANDIDATES ids whatever the limit.
 #[tokio::test]
-async fn candidates_default_to_the_larger_of_the_limit_and_ten() {
+async fn candidates_default_to_a_fixed_depth_whatever_the_limit() {
     let Some(db) = TestDb::new("candidates").await else {
         return;
     };
@@ -192,22 +193,88 @@ async fn candidates_default_to_the_larger_of_the_limit_and_ten() {
         (v, k)
     };
     let query = "replication slot WAL";
-    // lim 100 shows every voter; candidates fixes how deep each arm went.
+    // lim 100 shows every voter; candidates fixes how deep each arm went. Every document
+    // matches the query alike, so no vote floor removes any of them.
     let mut p = FuseParams::new(query, embed(query), "ns", 100);
     p.candidates = Some(10);
     let ten = memloom_sql::fuse(&db.client, &p).await.unwrap();
     assert_eq!(deepest(&ten), (10, 10));
     p.candidates = None;
     let all = memloom_sql::fuse(&db.client, &p).await.unwrap();
-    assert_eq!(deepest(&all), (30, 30), "lim 100 > 10: every item");
+    let depth = DEFAULT_CANDIDATES as i32;
+    assert_eq!(
+        deepest(&all),
+        (depth, depth),
+        "lim 100 > {depth}: still {depth}"
+    );
     p.limit = 5;
     let five = memloom_sql::fuse(&db.client, &p).await.unwrap();
     assert_eq!(five.len(), 5);
-    // The five best of a 10-deep fusion are the five best of the explicit 10-candidate one.
     assert_eq!(
         five.iter().map(|r| r.id).collect::<Vec<_>>(),
-        ten.iter().take(5).map(|r| r.id).collect::<Vec<_>>()
+        all.iter().take(5).map(|r| r.id).collect::<Vec<_>>()
     );
+    db.drop_db().await;
+}
+
+/// The first n results of a call are the first n of the same call with any larger limit
+/// (issue: asking for 20 results changed the top 5 of most LoCoMo questions): every chunk of the
+/// repository's markdown fixtures, a query per heading and per pair of rare words, limits 1..50.
+#[tokio::test]
+async fn the_top_of_the_list_does_not_depend_on_the_limit() {
+    let Some(db) = TestDb::new("limit_prefix").await else {
+        return;
+    };
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut queries = Vec::new();
+    for dir in [
+        "examples/notes",
+        "tests/golden/entities",
+        "tests/golden/chunks",
+    ] {
+        let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let source = path.file_name().unwrap().to_string_lossy().to_string();
+            let opts = memloom_core::ChunkOptions::default();
+            for c in memloom_core::chunk_markdown(&source, &text, &opts).unwrap() {
+                db.chunk("ns", &source, &c.content).await;
+                if let Some(last) = c.breadcrumb.rsplit(" > ").next() {
+                    queries.push(last.to_string());
+                }
+                let words: Vec<&str> = c.text.split_whitespace().filter(|w| w.len() > 7).collect();
+                if words.len() >= 2 {
+                    queries.push(format!("{} {}", words[0], words[words.len() - 1]));
+                }
+            }
+        }
+    }
+    db.refresh_stats("ns").await;
+    queries.sort();
+    queries.dedup();
+    assert!(queries.len() >= 40, "only {} queries", queries.len());
+    let mut checked = 0;
+    for q in &queries {
+        let ids =
+            |rows: Vec<memloom_sql::FusedRow>| rows.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        let full = ids(db.recall("ns", q, 50).await);
+        for lim in 1..50 {
+            let got = ids(db.recall("ns", q, lim).await);
+            let n = (lim as usize).min(full.len());
+            assert_eq!(
+                got,
+                full[..n],
+                "query {q:?}: limit {lim} is not the top {lim} of limit 50"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 40 * 49);
     db.drop_db().await;
 }
 

@@ -22,16 +22,23 @@ pub const DEFAULT_WEIGHT_ENTITY: f64 = 0.5;
 /// vague query matches no entity and the arm abstains.
 pub const DEFAULT_ENTITY_GATE: f64 = 0.60;
 
-/// Candidates each arm contributes before fusion, when the caller does not say: the larger of
-/// this and the result limit. Deep ranks of a weak arm add RRF noise (an item at rank 16 in two
-/// arms outscores one at rank 1 in one arm): on the Node docs eval (limit 10, hash-v1), 50 per
-/// arm gave S@1 .541 / nDCG@10 .607 against .600 / .652 with 10 (docs/EVAL.md).
+/// Candidates each arm contributes before fusion when the caller does not say, whatever the
+/// result limit: candidates that grew with the limit (`max(limit, 10)` before schema 10) made the
+/// top of the list depend on how many results were asked for (locomo-dev R@5 .575 at limit 10,
+/// .496 at limit 20). Deeper is worse with k 60: an item at rank 16 in two arms outscores one at
+/// rank 1 in one arm, and on every dev set and offline embedder 15 or 20 per arm scored below
+/// 10 (docs/EVAL.md, "Fusion").
 pub const DEFAULT_CANDIDATES: u32 = 10;
 
-/// The candidates per arm for a result limit: `max(limit, DEFAULT_CANDIDATES)` (as
-/// `memloom_default_candidates` in SQL).
-pub fn default_candidates(limit: u32) -> u32 {
-    limit.max(DEFAULT_CANDIDATES)
+/// The keyword arm votes only for items whose BM25 score is at least this fraction of its best
+/// item's: an item sharing one minor word of the query is not a precise match, and with weight
+/// 2.0 its vote outweighs the vector arm's best (`2 / (60 + r) > 1 / 61` for every `r < 62`).
+pub const DEFAULT_KEYWORD_FLOOR: f64 = 0.5;
+
+/// The candidates per arm for a result limit: always `DEFAULT_CANDIDATES` (as
+/// `memloom_default_candidates` in SQL), so the first n results never depend on the limit.
+pub fn default_candidates(_limit: u32) -> u32 {
+    DEFAULT_CANDIDATES
 }
 
 /// Per-arm weights of the fusion.
