@@ -168,7 +168,7 @@ CREATE FUNCTION memloom_fuse(
     kinds            text[]           DEFAULT NULL,
     keyword_scan_cap integer          DEFAULT 1000,
     arms             text[]           DEFAULT NULL,
-    keyword_floor    double precision DEFAULT 0.5
+    keyword_floor    double precision DEFAULT 0.3
 ) RETURNS TABLE (
     id           bigint,
     kind         text,
@@ -240,4 +240,4 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.5), the vector arm for items with cosine > 0';
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0';

@@ -228,7 +228,7 @@ export interface RecallOptions {
   k?: number;
   /** Candidates per arm; default 10, whatever the limit (the first n results never depend on it). */
   candidates?: number;
-  /** The keyword arm votes only for items scoring at least this fraction (0 to 1) of its best; default 0.5. */
+  /** The keyword arm votes only for items scoring at least this fraction (0 to 1) of its best; default 0.3. */
   keywordFloor?: number;
   /** Arms that run and vote; the others do not run and their ranks read null. Default all. */
   arms?: Arm[];

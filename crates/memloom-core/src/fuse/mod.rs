@@ -31,9 +31,11 @@ pub const DEFAULT_ENTITY_GATE: f64 = 0.60;
 pub const DEFAULT_CANDIDATES: u32 = 10;
 
 /// The keyword arm votes only for items whose BM25 score is at least this fraction of its best
-/// item's: an item sharing one minor word of the query is not a precise match, and with weight
-/// 2.0 its vote outweighs the vector arm's best (`2 / (60 + r) > 1 / 61` for every `r < 62`).
-pub const DEFAULT_KEYWORD_FLOOR: f64 = 0.5;
+/// item's: such a vote is nearly never right (on both dev sets with hash-v1, 11 relevant items
+/// among the 7,300 keyword candidates scoring below 0.25 of the best), and with weight 2.0 it
+/// outweighs the vector arm's best (`2 / (60 + r) > 1 / 61` for every `r < 62`). Higher floors traded locomo-dev R@10 for S@1 on
+/// the Node docs (0.5: -.033 / +.011), so the default cuts only the noise (docs/EVAL.md).
+pub const DEFAULT_KEYWORD_FLOOR: f64 = 0.3;
 
 /// The candidates per arm for a result limit: always `DEFAULT_CANDIDATES` (as
 /// `memloom_default_candidates` in SQL), so the first n results never depend on the limit.
