@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0007_stats_rls",
         sql: include_str!("../../../sql/0007_stats_rls.sql"),
     },
+    Migration {
+        version: 8,
+        name: "0008_tenant_roles",
+        sql: include_str!("../../../sql/0008_tenant_roles.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
