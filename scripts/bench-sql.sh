@@ -4,9 +4,13 @@
 # items per size and times memloom_fuse against the other query shapes, and stops the cluster at
 # the end, even on failure. Results go to stdout (markdown tables), progress to stderr.
 #
-#   bash scripts/bench-sql.sh                 sizes 100000 and 1000000 (about 30 min on 2 cores)
+#   bash scripts/bench-sql.sh                 sizes 100000 and 1000000 (about an hour on 2 cores:
+#                                             every shape runs as the app role and the superuser)
 #   bash scripts/bench-sql.sh 20000           one quick size (also: MEMLOOM_BENCH_SIZES=20000)
 #   MEMLOOM_BENCH_SHARED_BUFFERS=2GB          the cluster's shared_buffers (default 2GB)
+#   MEMLOOM_BENCH_ROLES=app,superuser         who runs the shapes (default: an RLS-bound app
+#                                             role, then the superuser as the comparison row)
+#   MEMLOOM_BENCH_SCHEMA=7                    only migrations up to 0007 (figures before a migration)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

@@ -56,6 +56,9 @@ CREATE ROLE memloom_app LOGIN NOSUPERUSER NOBYPASSRLS;
 GRANT USAGE ON SCHEMA public TO memloom_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
+-- The worker is the boundary between its tokens' tenants: its role may work in every
+-- namespace (sql/0008_tenant_roles.sql; docs/SECURITY.md), one per transaction.
+SELECT memloom_grant_namespace('memloom_app', '*');
 SQL
 APP_URL="${URL/postgres@/memloom_app@}"
 

@@ -150,6 +150,9 @@ $$;
 COMMENT ON FUNCTION memloom_keyword_arm(text, text, integer, text[], integer, bigint[]) IS
 'the keyword arm: active items of the namespace (and kinds) matching the query''s terms, best BM25 first (idf from memloom_refresh_stats); scores only the most selective matching tier; no match, no rows';
 
+-- Recall: 0008's memloom_fuse (SECURITY DEFINER after memloom_assert_namespace), with the
+-- fixed candidate depth and the vote floors. A new argument means a new signature: the old
+-- function goes, and its attributes are set again below.
 DROP FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision,
                            double precision, double precision, double precision, integer, text[],
                            integer, text[]);
@@ -194,6 +197,8 @@ BEGIN
     IF ns IS NULL THEN
         RAISE EXCEPTION 'memloom_fuse needs a namespace' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- Runs as the owner, whom row-level security does not bind: only the caller's namespace (0008).
+    PERFORM memloom_assert_namespace(ns);
     IF arms IS NOT NULL AND NOT arms <@ ARRAY['vector', 'keyword', 'entity'] THEN
         RAISE EXCEPTION 'unknown arm in %; arms are vector, keyword, entity', arms
             USING ERRCODE = 'invalid_parameter_value';
@@ -240,4 +245,17 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0';
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0';
+
+-- As in 0008: run as the owner with the pinned search path (the one 0008 gave
+-- memloom_current_namespace, so both always agree).
+DO $$
+DECLARE
+    path text;
+BEGIN
+    SELECT substr(c, length('search_path=') + 1) INTO path
+    FROM pg_proc p, unnest(p.proconfig) AS c
+    WHERE p.oid = 'memloom_current_namespace()'::regprocedure AND c LIKE 'search_path=%';
+    EXECUTE format('ALTER FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) SECURITY DEFINER SET search_path = %s', path);
+END
+$$;

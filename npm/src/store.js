@@ -64,9 +64,18 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   try {
     await store._migrate({ create: options.create !== false });
     await store._initEmbedder();
-    // Tenant isolation (sql/0005_rls.sql): under a role bound by row-level security this
-    // session sees and writes only this namespace's rows, whatever a statement says.
+    // Tenant isolation (sql/0005_rls.sql, 0008_tenant_roles.sql): under a role bound by
+    // row-level security this session sees and writes only this namespace's rows, whatever a
+    // statement says, and only if the role is granted the namespace. Without a grant every read
+    // would come back empty and every write fail: say so now, with the fix.
     await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [namespace]);
+    const bound = (await db.query(`SELECT memloom_current_namespace() AS ns, session_user AS role`)).rows[0];
+    if (bound.ns === null) {
+      const lit = (v) => `'${String(v).replace(/'/g, "''")}'`;
+      throw new MemloomError(
+        `database role ${bound.role} is not granted namespace ${JSON.stringify(namespace)}; the store's owner grants it with: SELECT memloom_grant_namespace(${lit(bound.role)}, ${lit(namespace)}) (docs/SECURITY.md)`,
+      );
+    }
   } catch (e) {
     await db.close().catch(() => {});
     throw e;

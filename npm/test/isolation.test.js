@@ -1,8 +1,9 @@
-// Tenant isolation in the database (sql/0005_rls.sql) on a PostgreSQL server
-// (MEMLOOM_TEST_DATABASE_URL, a superuser that creates the app role): two namespaces written
-// through the CLI as a non-superuser role, then attempts to read or overwrite the other's rows
-// through the CLI, the npm API and raw SQL without a WHERE clause. Every attempt must fail or
-// see nothing: the figure "isolation attempts, 0 succeeded" in docs/RELIABILITY.md.
+// Tenant isolation in the database (sql/0005_rls.sql, 0008_tenant_roles.sql) on a PostgreSQL
+// server (MEMLOOM_TEST_DATABASE_URL, a superuser that creates the tenant roles): two
+// namespaces, each written through the CLI as its own non-superuser role granted only that
+// namespace, then attempts by A's role to read or overwrite B's rows through the CLI, the npm
+// API and raw SQL (no WHERE clause, naming B, setting the namespace to B). Every attempt must
+// fail or see nothing: the figure "isolation attempts, 0 succeeded" in docs/SECURITY.md.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
@@ -13,10 +14,11 @@ import { join } from 'node:path';
 const url = process.env.MEMLOOM_TEST_DATABASE_URL;
 const skip = url ? false : 'MEMLOOM_TEST_DATABASE_URL is not set';
 const ROLE = 'memloom_rls_test_app';
+const ROLE_B = 'memloom_rls_test_app_b';
 const SECRET_B = 'team B secret: the vault code is 7741-quokka';
 const A = `iso-a-${process.pid}`;
 const B = `iso-b-${process.pid}`;
-let admin, appUrl;
+let admin, appUrl, appUrlB;
 let attempts = 0;
 let succeeded = 0;
 
@@ -32,17 +34,25 @@ before(async () => {
   assert.equal(runCli(['init', '--database-url', url]).status, 0);
   admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  await admin.query(`DO $$ BEGIN
-    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${ROLE}') THEN
-      CREATE ROLE ${ROLE} LOGIN NOSUPERUSER NOBYPASSRLS;
-    END IF; END $$`);
-  await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${ROLE}`);
-  await admin.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${ROLE}`);
-  await admin.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ${ROLE}`);
-  const u = new URL(url);
-  u.username = ROLE;
-  appUrl = u.toString();
-  const as = (ns, args) => runCli([...args, '--database-url', appUrl, '--namespace', ns]);
+  // One role per tenant, as docs/SECURITY.md provisions them: A's role may work in A only.
+  for (const [role, ns] of [[ROLE, A], [ROLE_B, B]]) {
+    await admin.query(`DO $$ BEGIN
+      IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '${role}') THEN
+        CREATE ROLE ${role} LOGIN NOSUPERUSER NOBYPASSRLS;
+      END IF; END $$`);
+    await admin.query(`GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role}`);
+    await admin.query(`GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role}`);
+    await admin.query(`GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO ${role}`);
+    await admin.query(`SELECT memloom_grant_namespace($1, $2)`, [role, ns]);
+  }
+  const urlOf = (role) => {
+    const u = new URL(url);
+    u.username = role;
+    return u.toString();
+  };
+  appUrl = urlOf(ROLE);
+  appUrlB = urlOf(ROLE_B);
+  const as = (ns, args) => runCli([...args, '--database-url', ns === A ? appUrl : appUrlB, '--namespace', ns]);
   for (const [ns, secret] of [[A, 'team A note: deploys freeze on Fridays'], [B, SECRET_B]]) {
     let r = as(ns, ['ingest', join(fixtures, 'docs')]);
     assert.equal(r.status, 0, r.stderr);
@@ -82,6 +92,12 @@ test('CLI as the app role: namespace A never sees or changes B', { skip }, async
   attempt('forget B\'s id from A', !/forgot 0 items/.test(r.stdout));
   r = as(['stats', '--json']);
   attempt('stats of A count B', JSON.parse(r.stdout).memories.active > 1);
+  // A's role naming B on the command line (a shared server, `--namespace B`): refused at open.
+  for (const args of [['recall', 'vault code quokka', '--json'], ['history', 'secret', '--json'], ['stats', '--json']]) {
+    r = runCli([...args, '--database-url', appUrl, '--namespace', B]);
+    attempt(`CLI ${args[0]} --namespace B as A's role`, r.status === 0 || r.stdout.includes('quokka'));
+    assert.match(r.stderr, /is not granted namespace/, r.stderr);
+  }
   attempt('B unchanged after A forgot and rewrote its key', JSON.stringify(await countOf(B)) !== JSON.stringify(before));
 });
 
@@ -121,12 +137,25 @@ test('npm API as the app role: reads and writes stay in the store\'s namespace',
       ['memloom_remember into B', `SELECT * FROM memloom_remember($1, 'secret', 'planted by A', (SELECT embedding FROM memloom_items LIMIT 1))`, [B]],
       ['raw INSERT of an entity in B', `INSERT INTO memloom_entities (namespace, name, kind, embedding) SELECT $1, 'planted', 'topic', embedding FROM memloom_items LIMIT 1`, [B]],
       ['resetting the setting', `SELECT set_config('memloom.namespace', '', false); SELECT 1`, []],
+      ['setting the namespace to B', null, []],
+      ['RESET of the setting', null, []],
     ]) {
       let leaked = false;
       try {
         if (what === 'resetting the setting') {
           // Unset, the session sees nothing at all (then restore).
           await db.query(`SELECT set_config('memloom.namespace', '', false)`);
+          leaked = (await db.query(`SELECT count(*)::int AS n FROM memloom_items`)).rows[0].n > 0;
+          await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [A]);
+        } else if (what === 'setting the namespace to B') {
+          // The setting names B, but A's role is not granted B: still nothing of B's.
+          await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [B]);
+          const n = (await db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1`, [B])).rows[0].n;
+          const m = (await db.query(`SELECT count(*)::int AS n FROM memloom_entities`)).rows[0].n;
+          leaked = n > 0 || m > 0;
+          await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [A]);
+        } else if (what === 'RESET of the setting') {
+          await db.query(`RESET memloom.namespace`);
           leaked = (await db.query(`SELECT count(*)::int AS n FROM memloom_items`)).rows[0].n > 0;
           await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [A]);
         } else {
@@ -138,10 +167,24 @@ test('npm API as the app role: reads and writes stay in the store\'s namespace',
       }
       attempt(what, leaked);
     }
-    // memloom_fuse naming B from A's session: nothing.
+    // memloom_fuse (SECURITY DEFINER since sql/0008) naming B from A's session, with the
+    // setting at A and at B: refused before it reads anything.
     const vec = (await db.query(`SELECT embedding::text AS e FROM memloom_items LIMIT 1`)).rows[0].e;
-    rows = (await db.query(`SELECT * FROM memloom_fuse('quokka vault', $1::vector, $2, 50)`, [vec, B])).rows;
-    attempt('memloom_fuse naming B', rows.length > 0);
+    for (const setting of [A, B]) {
+      await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [setting]);
+      let leaked = false;
+      try {
+        rows = (await db.query(`SELECT * FROM memloom_fuse('quokka vault', $1::vector, $2, 50)`, [vec, B])).rows;
+        leaked = rows.length > 0;
+      } catch (e) {
+        assert.match(e.message, /not this session's|not granted namespace/, e.message);
+      }
+      attempt(`memloom_fuse naming B, setting ${setting === A ? 'A' : 'B'}`, leaked);
+    }
+    await db.query(`SELECT set_config('memloom.namespace', $1, false)`, [A]);
+    // The keyword arm called directly (SECURITY INVOKER: bound by row-level security).
+    rows = (await db.query(`SELECT * FROM memloom_keyword_arm('quokka vault', $1, 50, NULL, 1000)`, [B])).rows;
+    attempt('keyword arm naming B', rows.length > 0);
   } finally {
     await s.close();
   }
@@ -150,8 +193,20 @@ test('npm API as the app role: reads and writes stay in the store\'s namespace',
   assert.ok(b.c.includes('quokka'), 'B still has its secret');
 });
 
+test('A\'s role cannot open a store in B (namespaces are bound to roles)', { skip }, async () => {
+  await assert.rejects(
+    openStore({ url: appUrl, namespace: B }),
+    (e) => {
+      attempt('npm API openStore in B as A\'s role', false);
+      assert.match(e.message, /role memloom_rls_test_app is not granted namespace/);
+      assert.match(e.message, /memloom_grant_namespace\('memloom_rls_test_app', /);
+      return true;
+    },
+  );
+});
+
 test('the store still works for its own namespace under row-level security', { skip }, async () => {
-  const s = await openStore({ url: appUrl, namespace: B });
+  const s = await openStore({ url: appUrlB, namespace: B });
   try {
     const res = await s.recall('vault code quokka', { limit: 3 });
     assert.ok(res.results[0].content.includes('quokka'));

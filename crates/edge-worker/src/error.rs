@@ -136,6 +136,13 @@ pub fn from_sqlstate(sqlstate: Option<&str>) -> ApiError {
             "store_not_migrated",
             "the database has no memloom schema; apply the migrations in sql/ (see sql/README.md)",
         ),
+        // insufficient_privilege: the worker's role lacks a table privilege or (sql/0008) a
+        // namespace grant; memloom_fuse refuses a namespace the role is not granted.
+        "42501" => ApiError::new(
+            500,
+            "store_role_not_granted",
+            "the worker's database role may not work in this namespace: the store's owner grants it with SELECT memloom_grant_namespace('<worker role>', '*') (docs/SECURITY.md)",
+        ),
         _ => ApiError::internal(),
     }
 }
@@ -197,6 +204,9 @@ mod tests {
 
     #[test]
     fn other_database_errors_are_internal_and_say_nothing() {
+        let e = from_sqlstate(Some("42501"));
+        assert_eq!((e.status, e.code), (500, "store_role_not_granted"));
+        assert!(e.message.contains("memloom_grant_namespace"));
         let e = from_sqlstate(Some("XX000"));
         assert_eq!((e.status, e.code), (500, "internal"));
         assert!(!e.message.contains("XX000"));

@@ -12,6 +12,12 @@
 //! fixed form (each arm `ORDER BY dist LIMIT n` in a subquery, fused in SQL); and three round
 //! trips fused in the client with `memloom_core::fuse`. Ratios are against `memloom_fuse`
 //! measured in the same run. Every timed call checks its answer.
+//!
+//! Every shape runs as each role of `MEMLOOM_BENCH_ROLES` (default `app,superuser`): `app` is
+//! a role row-level security binds (no superuser, no BYPASSRLS, granted the namespace), as
+//! production connects; `superuser` bypasses row-level security, the comparison row.
+//! `MEMLOOM_BENCH_SCHEMA=7` applies only the migrations up to that version (the figures before
+//! a migration, with the same binary).
 
 use std::collections::{BTreeSet, HashMap};
 use std::error::Error as StdError;
@@ -41,6 +47,43 @@ const MENTIONS_PER_ITEM: usize = 6;
 const COPIED_QUERIES: usize = 40;
 
 type BoxError = Box<dyn StdError + Send + Sync>;
+
+/// The key under which `time_shape` keeps memloom_fuse's warm-up answers (call-to-call parity).
+const WARMUP_PASS: u8 = 200;
+/// memloom_fuse's (and the client-fused) top ids by (shape or pass, query index).
+type TopIds = HashMap<(u8, usize), Vec<i64>>;
+/// The RLS-bound role the bench creates (cluster-wide; trust auth on the throwaway cluster).
+const APP_ROLE: &str = "memloom_bench_app";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    /// Bound by row-level security, granted the bench namespace: what production runs.
+    App,
+    /// Bypasses row-level security: the comparison row.
+    Superuser,
+}
+
+impl Role {
+    fn label(self) -> &'static str {
+        match self {
+            Role::App => "app role (RLS-bound)",
+            Role::Superuser => "superuser (bypasses RLS)",
+        }
+    }
+}
+
+fn bench_roles() -> Vec<Role> {
+    std::env::var("MEMLOOM_BENCH_ROLES")
+        .unwrap_or_else(|_| "app,superuser".into())
+        .split([',', ' '])
+        .filter(|s| !s.is_empty())
+        .map(|s| match s {
+            "app" => Role::App,
+            "superuser" => Role::Superuser,
+            other => panic!("MEMLOOM_BENCH_ROLES: {other:?} is not app or superuser"),
+        })
+        .collect()
+}
 
 fn main() {
     let eval = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/eval/nodejs-docs");
@@ -839,6 +882,7 @@ enum Shape {
     Fuse,
     VectorArm,
     KeywordArm,
+    KeywordViaFuse,
     Copied,
     Fixed,
     ClientFused,
@@ -850,6 +894,7 @@ impl Shape {
             Shape::Fuse => "memloom_fuse (one call)",
             Shape::VectorArm => "vector arm alone",
             Shape::KeywordArm => "keyword arm alone",
+            Shape::KeywordViaFuse => "keyword arm via memloom_fuse(arms => keyword)",
             Shape::Copied => "copied hybrid_search (row_number)",
             Shape::Fixed => "fixed hybrid (ORDER BY .. LIMIT per arm)",
             Shape::ClientFused => "3 round trips + memloom_core::fuse",
@@ -932,6 +977,19 @@ async fn run_one(
                 "the vector arm returned too few rows"
             );
             Ok(rows.iter().map(|r| r.get(0)).collect())
+        }
+        Shape::KeywordViaFuse => {
+            let mut params = FuseParams::new(q.text.clone(), emb.clone(), NS, LIMIT);
+            params.arms = Some(vec!["keyword".into()]);
+            let rows = memloom_sql::fuse(client, &params).await?;
+            if let Some(id) = &q.must_contain {
+                let top = rows.first().map(|r| r.content.as_str()).unwrap_or("");
+                assert!(
+                    contains_ci(top, id),
+                    "the keyword arm's top result (via memloom_fuse) for {id:?} does not contain it"
+                );
+            }
+            Ok(rows.iter().map(|r| r.id).collect())
         }
         Shape::KeywordArm => {
             let rows = client
@@ -1061,8 +1119,11 @@ async fn time_shape(
     top_ids: &mut HashMap<(u8, usize), Vec<i64>>,
 ) -> Result<Timing, BoxError> {
     let mut checks = Checks::default();
-    for q in warmup {
-        run_one(client, shape, q, &mut checks).await?;
+    for (i, q) in warmup.iter().enumerate() {
+        let got = run_one(client, shape, q, &mut checks).await?;
+        if shape == Shape::Fuse {
+            top_ids.insert((WARMUP_PASS, i), got);
+        }
     }
     let mut checks = Checks::default();
     let mut samples: Vec<(QType, f64)> = Vec::with_capacity(queries.len());
@@ -1106,6 +1167,66 @@ async fn time_shape(
     })
 }
 
+/// The tables of one role's run: every shape, per query class, the targets and the parities.
+fn report_role(role: Role, timings: &[Timing], top_ids: &TopIds, queries: usize) {
+    let fuse = timings.iter().find(|t| t.shape == Shape::Fuse).unwrap();
+    let (f50, f95) = (fuse.p50, fuse.p95);
+    println!();
+    println!("### as the {}", role.label());
+    println!();
+    println!("| query shape | queries | p50 ms | p95 ms | p99 ms | p50 / fuse | p95 / fuse |");
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
+    for t in timings {
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {:.2}x |",
+            t.shape.label(),
+            t.n,
+            t.p50,
+            t.p95,
+            t.p99,
+            t.p50 / f50,
+            t.p95 / f95
+        );
+    }
+    println!();
+    println!("| query shape | identifier p50 / p95 | common-word p50 / p95 | paraphrase + eval p50 / p95 |");
+    println!("| --- | ---: | ---: | ---: |");
+    for t in timings {
+        let cells: Vec<String> = t
+            .by_type
+            .iter()
+            .map(|(_, a, b)| format!("{a:.1} / {b:.1}"))
+            .collect();
+        println!("| {} | {} |", t.shape.label(), cells.join(" | "));
+    }
+    println!();
+    let vec50 = timings
+        .iter()
+        .find(|t| t.shape == Shape::VectorArm)
+        .unwrap()
+        .p50;
+    let ok = |b: bool| if b { "met" } else { "MISSED" };
+    println!(
+        "targets: memloom_fuse p50 {f50:.1} ms <= 10 ms: {}; p95 {f95:.1} ms <= 30 ms: {}; p50 {:.2}x the vector arm <= 1.5x: {}",
+        ok(f50 <= 10.0),
+        ok(f95 <= 30.0),
+        f50 / vec50,
+        ok(f50 <= 1.5 * vec50)
+    );
+    let same = |a: u8, b: u8| {
+        (0..queries)
+            .filter(|i| {
+                top_ids.get(&(a, *i)).is_some() && top_ids.get(&(a, *i)) == top_ids.get(&(b, *i))
+            })
+            .count()
+    };
+    println!(
+        "parity: client-fused top {LIMIT} ids equal memloom_fuse's on {} of {queries} queries; memloom_fuse's warm-up and timed passes agree on {} of {queries}",
+        same(Shape::Fuse as u8, Shape::ClientFused as u8),
+        same(Shape::Fuse as u8, WARMUP_PASS)
+    );
+}
+
 async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> {
     let admin_config: Config = url.parse()?;
     let admin = connect(&admin_config).await?;
@@ -1119,7 +1240,23 @@ async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> 
     let mut config = admin_config.clone();
     config.dbname(&db);
     let client = connect(&config).await?;
-    memloom_sql::migrate(&client).await?;
+    match std::env::var("MEMLOOM_BENCH_SCHEMA") {
+        // The schema as it was at that version: each file as a runner applies it, no ledger.
+        Ok(v) if !v.is_empty() => {
+            let upto: i32 = v
+                .parse()
+                .expect("MEMLOOM_BENCH_SCHEMA: a migration version");
+            for m in memloom_sql::MIGRATIONS.iter().filter(|m| m.version <= upto) {
+                client
+                    .batch_execute(&format!("BEGIN; {}; COMMIT", m.sql))
+                    .await?;
+            }
+            eprintln!("bench: schema up to migration {upto} only (MEMLOOM_BENCH_SCHEMA)");
+        }
+        _ => {
+            memloom_sql::migrate(&client).await?;
+        }
+    }
     // hash-v1; the HNSW indexes are built after the load (see `load`).
     let hash_v1 = memloom_sql::StoreEmbedder {
         name: memloom_core::HASH_V1.name,
@@ -1173,52 +1310,33 @@ async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> 
         .take(COPIED_QUERIES)
         .copied()
         .collect();
+    // The RLS-bound role, as production connects: the privileges a client needs and (from
+    // sql/0008 on) a grant of the bench namespace.
     client
-        .batch_execute(
-            "SET hnsw.ef_search = 50; SET hnsw.iterative_scan = relaxed_order; SET jit = off;",
-        )
+        .batch_execute(&format!(
+            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
+               CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$;
+             GRANT USAGE ON SCHEMA public TO {APP_ROLE};
+             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {APP_ROLE};
+             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {APP_ROLE};
+             DO $$ BEGIN IF to_regproc('memloom_grant_namespace') IS NOT NULL THEN
+               PERFORM memloom_grant_namespace('{APP_ROLE}', '{NS}'); END IF; END $$;"
+        ))
         .await?;
+    let mut app_config = config.clone();
+    app_config.user(APP_ROLE);
+    let app = connect(&app_config).await?;
+    memloom_sql::set_namespace(&app, NS).await?;
 
-    let mut top_ids = HashMap::new();
-    let mut timings = Vec::new();
-    for shape in [
-        Shape::Fuse,
-        Shape::VectorArm,
-        Shape::KeywordArm,
-        Shape::Fixed,
-        Shape::ClientFused,
-        Shape::Copied,
-    ] {
-        let (qs, warm): (&[&Query], &[&Query]) = if shape == Shape::Copied {
-            (&sampled, &sampled[..3.min(sampled.len())])
-        } else {
-            (&all, &all)
-        };
-        eprintln!("bench: timing {} over {} queries", shape.label(), qs.len());
-        timings.push(time_shape(&client, shape, qs, warm, &mut top_ids).await?);
-    }
-    let same = (0..all.len())
-        .filter(|i| {
-            top_ids.get(&(Shape::Fuse as u8, *i)) == top_ids.get(&(Shape::ClientFused as u8, *i))
-        })
-        .count();
-
-    let fuse = timings.iter().find(|t| t.shape == Shape::Fuse).unwrap();
-    let (f50, f95) = (fuse.p50, fuse.p95);
+    let count_in_ns: i64 = client
+        .query_one(
+            "SELECT count(*) FROM memloom_items WHERE namespace = $1",
+            &[&NS],
+        )
+        .await?
+        .get(0);
     println!();
-    println!(
-        "## {n} items ({} in namespace {NS:?}, the rest in {NS_OTHER:?})",
-        {
-            let c: i64 = client
-                .query_one(
-                    "SELECT count(*) FROM memloom_items WHERE namespace = $1",
-                    &[&NS],
-                )
-                .await?
-                .get(0);
-            c
-        }
-    );
+    println!("## {n} items ({count_in_ns} in namespace {NS:?}, the rest in {NS_OTHER:?})");
     println!();
     println!("| step | time | notes |");
     println!("| --- | ---: | --- |");
@@ -1226,56 +1344,83 @@ async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> 
         println!("{l}");
     }
     println!("| load total | {:.1} s | |", load_total.as_secs_f64());
-    println!();
-    println!("| query shape | queries | p50 ms | p95 ms | p99 ms | p50 / fuse | p95 / fuse |");
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: |");
-    for t in &timings {
+
+    let mut by_role: Vec<(Role, Vec<Timing>, TopIds)> = Vec::new();
+    for role in bench_roles() {
+        let client = if role == Role::App { &app } else { &client };
+        client
+            .batch_execute(
+                "SET hnsw.ef_search = 50; SET hnsw.iterative_scan = relaxed_order; SET jit = off;",
+            )
+            .await?;
+        let mut top_ids = HashMap::new();
+        let mut timings = Vec::new();
+        for shape in [
+            Shape::Fuse,
+            Shape::VectorArm,
+            Shape::KeywordArm,
+            Shape::KeywordViaFuse,
+            Shape::Fixed,
+            Shape::ClientFused,
+            Shape::Copied,
+        ] {
+            let (qs, warm): (&[&Query], &[&Query]) = if shape == Shape::Copied {
+                (&sampled, &sampled[..3.min(sampled.len())])
+            } else {
+                (&all, &all)
+            };
+            eprintln!(
+                "bench: {}: timing {} over {} queries",
+                role.label(),
+                shape.label(),
+                qs.len()
+            );
+            timings.push(time_shape(client, shape, qs, warm, &mut top_ids).await?);
+        }
+        report_role(role, &timings, &top_ids, all.len());
+        by_role.push((role, timings, top_ids));
+    }
+    if let [(r0, t0, ids0), (r1, t1, ids1)] = &by_role[..] {
+        println!();
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.1} | {:.2}x | {:.2}x |",
-            t.shape.label(),
-            t.n,
-            t.p50,
-            t.p95,
-            t.p99,
-            t.p50 / f50,
-            t.p95 / f95
+            "| query shape | {} p50 / p95 ms | {} p50 / p95 ms | p50 ratio | p95 ratio |",
+            r0.label(),
+            r1.label()
+        );
+        println!("| --- | ---: | ---: | ---: | ---: |");
+        for (a, b) in t0.iter().zip(t1) {
+            println!(
+                "| {} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2}x | {:.2}x |",
+                a.shape.label(),
+                a.p50,
+                a.p95,
+                b.p50,
+                b.p95,
+                a.p50 / b.p50,
+                a.p95 / b.p95
+            );
+        }
+        let same = (0..all.len())
+            .filter(|i| {
+                let k = (Shape::Fuse as u8, *i);
+                ids0.get(&k).is_some() && ids0.get(&k) == ids1.get(&k)
+            })
+            .count();
+        println!();
+        println!(
+            "roles: memloom_fuse's top {LIMIT} ids as the {} equal the {}'s on {same} of {} queries",
+            r0.label(),
+            r1.label(),
+            all.len()
         );
     }
     println!();
-    println!("| query shape | identifier p50 / p95 | common-word p50 / p95 | paraphrase + eval p50 / p95 |");
-    println!("| --- | ---: | ---: | ---: |");
-    for t in &timings {
-        let cells: Vec<String> = t
-            .by_type
-            .iter()
-            .map(|(_, a, b)| format!("{a:.1} / {b:.1}"))
-            .collect();
-        println!("| {} | {} |", t.shape.label(), cells.join(" | "));
-    }
-    println!();
-    let vec50 = timings
-        .iter()
-        .find(|t| t.shape == Shape::VectorArm)
-        .unwrap()
-        .p50;
-    let ok = |b: bool| if b { "met" } else { "MISSED" };
-    println!(
-        "targets: memloom_fuse p50 {f50:.1} ms <= 10 ms: {}; p95 {f95:.1} ms <= 30 ms: {}; p50 {:.2}x the vector arm <= 1.5x: {}",
-        ok(f50 <= 10.0),
-        ok(f95 <= 30.0),
-        f50 / vec50,
-        ok(f50 <= 1.5 * vec50)
-    );
-    println!(
-        "parity: client-fused top {LIMIT} ids equal memloom_fuse's on {same} of {} queries",
-        all.len()
-    );
-    println!();
 
     drop(client);
+    drop(app);
     if std::env::var("MEMLOOM_BENCH_KEEP").as_deref() != Ok("1") {
         admin
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {db}"))
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
             .await?;
     }
     Ok(())

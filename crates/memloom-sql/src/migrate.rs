@@ -49,6 +49,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../sql/0007_stats_rls.sql"),
     },
     Migration {
+        version: 8,
+        name: "0008_tenant_roles",
+        sql: include_str!("../../../sql/0008_tenant_roles.sql"),
+    },
+    Migration {
         version: 10,
         name: "0010_fusion",
         sql: include_str!("../../../sql/0010_fusion.sql"),

@@ -9,22 +9,6 @@ use crate::util::{embed, TestDb};
 const ROLE: &str = "memloom_sql_rls_test";
 const STATS_ROLE: &str = "memloom_sql_rls_stats_test";
 
-/// Creates `role`, an application role that row-level security binds (no superuser, no
-/// BYPASSRLS), with the privileges a memloom client needs. Roles are cluster-wide and the tests
-/// run concurrently, so each test names its own (two CREATE ROLEs of one name race).
-async fn create_bound_role(db: &TestDb, role: &str) {
-    db.client
-        .batch_execute(&format!(
-            "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN \
-               CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
-             GRANT USAGE ON SCHEMA public TO {role}; \
-             GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}; \
-             GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role};"
-        ))
-        .await
-        .unwrap();
-}
-
 async fn count(client: &tokio_postgres::Client) -> i64 {
     client
         .query_one("SELECT count(*) FROM memloom_items", &[])
@@ -38,7 +22,8 @@ async fn a_bound_role_sees_and_writes_only_its_namespace() {
     let Some(db) = TestDb::new("rls").await else {
         return;
     };
-    create_bound_role(&db, ROLE).await;
+    // One role working in both namespaces (sql/0008 grants), scoped by the setting.
+    db.create_bound_role(ROLE, &["a", "b"]).await;
     for i in 0..3 {
         db.chunk(
             "a",
@@ -67,9 +52,10 @@ async fn a_bound_role_sees_and_writes_only_its_namespace() {
     assert_eq!(deleted, 0, "b's row by id");
     let q = "max_connections";
     let params = FuseParams::new(q, embed(q), "b", 10);
+    let e = fuse(&app, &params).await.unwrap_err();
     assert!(
-        fuse(&app, &params).await.unwrap().is_empty(),
-        "fuse naming b"
+        format!("{e:?}").contains("is not this session's"),
+        "fuse naming b from a session in a: {e:?}"
     );
     let planted = remember(&app, "b", Some("k"), "planted", &embed("planted"), None).await;
     let e = planted.unwrap_err();
@@ -101,7 +87,7 @@ async fn keyword_statistics_are_scoped_to_the_session_namespace() {
     let Some(db) = TestDb::new("rls_stats").await else {
         return;
     };
-    create_bound_role(&db, STATS_ROLE).await;
+    db.create_bound_role(STATS_ROLE, &["a"]).await;
     db.chunk("a", "a.md", "team a writes about replication")
         .await;
     db.chunk("b", "b.md", "team b writes about zeppelins").await;

@@ -16,3 +16,4 @@ mod recall;
 mod remember;
 mod rls;
 mod store;
+mod tenant;

@@ -110,9 +110,45 @@ impl TestDb {
         connect(&config).await
     }
 
+    /// Creates `role`, an application role that row-level security binds (no superuser, no
+    /// BYPASSRLS), with the privileges a memloom client needs, and lets it work in `namespaces`
+    /// of this database (sql/0008: `memloom_grant_namespace`; `"*"` = every namespace). Roles
+    /// are cluster-wide and the tests run concurrently, so each test names its own (two CREATE
+    /// ROLEs of one name race); grants live in this test's database.
+    pub async fn create_bound_role(&self, role: &str, namespaces: &[&str]) {
+        self.client
+            .batch_execute(&format!(
+                "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{role}') THEN \
+                   CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS; END IF; END $$; \
+                 GRANT USAGE ON SCHEMA public TO {role}; \
+                 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO {role}; \
+                 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO {role};"
+            ))
+            .await
+            .unwrap();
+        for ns in namespaces {
+            self.client
+                .execute("SELECT memloom_grant_namespace($1, $2)", &[&role, ns])
+                .await
+                .unwrap();
+        }
+    }
+
     /// A connection whose NOTICE messages arrive on the returned channel.
     pub async fn connect_with_notices(&self) -> (Client, mpsc::Receiver<String>) {
-        let (client, mut conn) = self.config.connect(NoTls).await.expect("connect");
+        self.connect_with_notices_as(None).await
+    }
+
+    /// As `connect_with_notices`, as `user` when given.
+    pub async fn connect_with_notices_as(
+        &self,
+        user: Option<&str>,
+    ) -> (Client, mpsc::Receiver<String>) {
+        let mut config = self.config.clone();
+        if let Some(user) = user {
+            config.user(user);
+        }
+        let (client, mut conn) = config.connect(NoTls).await.expect("connect");
         let (tx, rx) = mpsc::channel();
         tokio::spawn(async move {
             let mut messages = futures_util::stream::poll_fn(move |cx| conn.poll_message(cx));
