@@ -54,6 +54,11 @@ pub const MIGRATIONS: &[Migration] = &[
         sql: include_str!("../../../sql/0008_tenant_roles.sql"),
     },
     Migration {
+        version: 9,
+        name: "0009_incremental_stats",
+        sql: include_str!("../../../sql/0009_incremental_stats.sql"),
+    },
+    Migration {
         version: 10,
         name: "0010_fusion",
         sql: include_str!("../../../sql/0010_fusion.sql"),

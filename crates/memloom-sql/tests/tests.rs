@@ -15,5 +15,6 @@ mod plans;
 mod recall;
 mod remember;
 mod rls;
+mod stats;
 mod store;
 mod tenant;
