@@ -58,6 +58,16 @@ pub const STATIC_V1: EmbedderInfo = EmbedderInfo {
     dims: STATIC_V1_DIMS,
 };
 
+/// Tokens summed in `i32` before carrying into `i64`: `255 * 127 * 65535 < 2^31`.
+const I32_BLOCK: usize = 255;
+
+fn flush(acc: &mut [i64; STATIC_DIMS], block: &mut [i32; STATIC_DIMS]) {
+    for (a, b) in acc.iter_mut().zip(block.iter_mut()) {
+        *a += i64::from(*b);
+        *b = 0;
+    }
+}
+
 const MAGIC: &[u8; 8] = b"MLSTATIC";
 const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 48;
@@ -147,20 +157,31 @@ impl StaticModel {
         ids
     }
 
-    /// Steps 2 and 3: the integer sum of the token rows.
+    /// Steps 2 and 3: the integer sum of the token rows. Exact, so it is summed in `i32` blocks
+    /// of [`I32_BLOCK`] tokens (which cannot overflow and vectorise) carried into `i64`.
     pub fn accumulate(&self, ids: &[u32]) -> [i64; STATIC_DIMS] {
         let mut acc = [0i64; STATIC_DIMS];
+        let mut block = [0i32; STATIC_DIMS];
+        let mut in_block = 0;
         for &id in ids {
             let Some(r) = id.checked_sub(self.first_id) else {
                 continue;
             };
             let r = r as usize;
-            let w = i64::from(self.weights[r]);
-            let row = &self.rows[r * STATIC_DIMS..(r + 1) * STATIC_DIMS];
-            for (a, &q) in acc.iter_mut().zip(row) {
-                *a += w * i64::from(q);
+            let w = i32::from(self.weights[r]);
+            let row: &[i8; STATIC_DIMS] = self.rows[r * STATIC_DIMS..(r + 1) * STATIC_DIMS]
+                .try_into()
+                .expect("rows are STATIC_DIMS long");
+            for (b, &q) in block.iter_mut().zip(row) {
+                *b += w * i32::from(q);
+            }
+            in_block += 1;
+            if in_block == I32_BLOCK {
+                flush(&mut acc, &mut block);
+                in_block = 0;
             }
         }
+        flush(&mut acc, &mut block);
         acc
     }
 

@@ -9,6 +9,7 @@
 //! characters assigned since, and independent of the Rust toolchain.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -21,14 +22,14 @@ const CONTINUATION: &str = "##";
 /// A WordPiece vocabulary: token -> id, and the longest token in bytes (the greedy match never
 /// tries a longer substring, which changes no result and saves most lookups).
 pub(crate) struct WordPiece {
-    ids: HashMap<Box<str>, u32>,
+    ids: HashMap<Box<str>, u32, BuildHasherDefault<FxHasher>>,
     unk: u32,
     longest: usize,
 }
 
 impl WordPiece {
     pub(crate) fn new<'a>(tokens: impl Iterator<Item = &'a str>, unk: u32) -> WordPiece {
-        let mut ids = HashMap::new();
+        let mut ids = HashMap::default();
         let mut longest = 0;
         for (id, t) in tokens.enumerate() {
             longest = longest.max(t.len());
@@ -96,6 +97,30 @@ impl WordPiece {
             }
             start = end;
         }
+    }
+}
+
+/// rustc's Fx hash (multiply-rotate over 8-byte words): several times faster than SipHash for
+/// these short keys, and the table is built from trusted data, so no flooding resistance is
+/// needed. Lookups only; it decides no id.
+#[derive(Default)]
+struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let v = u64::from_le_bytes(c.try_into().unwrap());
+            self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
     }
 }
 
