@@ -183,3 +183,20 @@ fn corrupted_tables_are_refused() {
         assert!(err.to_string().contains("static-v1.bin"), "{what}: {err}");
     }
 }
+
+proptest::proptest! {
+    /// Any text: no panic (char boundaries in WordPiece), ids in the vocabulary, a unit vector
+    /// whose second half is hash-v1's direction.
+    #[test]
+    fn any_text_embeds(text in "(\\PC|[ \\t\\n\\u{0}-\\u{1f}]){0,80}") {
+        let m = model();
+        for id in m.tokenize(&text) {
+            proptest::prop_assert!(id < 30522);
+        }
+        let v = m.embed(&text);
+        proptest::prop_assert_eq!(v.len(), STATIC_V1.dims);
+        let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+        proptest::prop_assert!((norm - 1.0).abs() < 1e-6, "{}", norm);
+        proptest::prop_assert!(cosine(&v[STATIC_DIMS..], &embed(&text)) > 0.999_999);
+    }
+}
