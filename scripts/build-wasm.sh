@@ -4,8 +4,8 @@
 # wasm-bindgen library locked in Cargo.lock (they must be equal), cargo builds incrementally,
 # and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
 #
-# Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm) and npm/sql/ (the
-# migrations, copied so the package carries them).
+# Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/sql/ (the
+# migrations, copied so the package carries them) and npm/data/ (static-v1's token table).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,6 +39,11 @@ if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/";
 # ... and as an ES module, so browsers and bundlers get them without file system access.
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
 
+# static-v1's token table, loaded by the package at first use (never compiled into the wasm).
+rm -rf "$ROOT/npm/data" && mkdir -p "$ROOT/npm/data"
+cp "$ROOT/crates/memloom-core/data/static-v1.bin" "$ROOT/npm/data/"
+cp "$ROOT/NOTICE" "$ROOT/npm/data/NOTICE" # its attribution (all-MiniLM-L6-v2, Apache-2.0)
+
 cd "$ROOT/npm"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ] || [ package.json -nt node_modules ]; then
   log "installing npm dependencies"
@@ -49,3 +54,5 @@ fi
 raw=$(wc -c < "$out/memloom_wasm_bg.wasm")
 gz=$(gzip -9c "$out/memloom_wasm_bg.wasm" | wc -c)
 log "npm/wasm/memloom_wasm_bg.wasm: $raw bytes, $gz gzipped"
+data="$ROOT/npm/data/static-v1.bin"
+log "npm/data/static-v1.bin: $(wc -c < "$data") bytes, $(gzip -9c "$data" | wc -c) gzipped"

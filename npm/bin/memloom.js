@@ -29,8 +29,12 @@ store options (every command):
   --database-url URL   a PostgreSQL server with pgvector instead (or DATABASE_URL)
   --namespace NS       the namespace to read and write (default "default")
 
-embedder: hash-v1 (offline) unless MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS
-(and MEMLOOM_EMBED_KEY) name an OpenAI-compatible /v1/embeddings endpoint.
+  --embedder NAME      an offline embedder: hash-v1 (default) or static-v1 (or MEMLOOM_EMBEDDER)
+
+embedder: hash-v1 (offline) unless --embedder / MEMLOOM_EMBEDDER names another offline one
+(static-v1: distilled from all-MiniLM-L6-v2, plus hash-v1's features), or MEMLOOM_EMBED_URL,
+MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS (and MEMLOOM_EMBED_KEY) name an OpenAI-compatible
+/v1/embeddings endpoint. A store keeps the embedder it was created with.
 entity extractor: offline (built in) unless MEMLOOM_EXTRACT_URL and MEMLOOM_EXTRACT_MODEL (and
 MEMLOOM_EXTRACT_KEY) name an OpenAI-compatible /v1/chat/completions endpoint; index --offline
 ignores them.`;
@@ -39,6 +43,7 @@ const GLOBAL = {
   store: { type: 'string' },
   'database-url': { type: 'string' },
   namespace: { type: 'string' },
+  embedder: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -114,7 +119,7 @@ async function open(v, { create = false } = {}) {
     dir: target.dir,
     url: target.url,
     namespace: v.namespace,
-    embedder: embedderFromEnv(),
+    embedder: embedderFromEnv(v.embedder ? { ...process.env, MEMLOOM_EMBEDDER: v.embedder } : process.env),
     create,
   });
 }

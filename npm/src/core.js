@@ -69,4 +69,79 @@ export function embedderInfo() {
   return wasm.embedderInfo();
 }
 
+// static-v1 -------------------------------------------------------------------------------------
+// Its token table (data/static-v1.bin, ~7.8 MB) is not in the wasm: it is loaded once, on first
+// use, from bytes the caller passes or from the package's own file via the loader the entry
+// module registers (Node: the file system; browsers: fetch next to this module).
+let staticDataLoader = null;
+
+/** Registers how this runtime reads the package's data/static-v1.bin (called by entry modules). */
+export function setStaticDataLoader(loader) {
+  staticDataLoader = loader;
+}
+
+/**
+ * Loads static-v1's table: `data` is its bytes (Uint8Array / ArrayBuffer), a Response, or a URL
+ * to fetch; without it, the package's own data/static-v1.bin. Resolves at once when loaded.
+ */
+export async function loadStaticModel(data) {
+  check();
+  if (wasm.staticModelLoaded()) return;
+  let bytes = data ?? (staticDataLoader ? await staticDataLoader() : undefined);
+  if (bytes === undefined) {
+    throw new Error(
+      'memloom: static-v1 needs its table on this runtime; pass staticEmbedder({ data }) the bytes (or a URL) of static-v1.bin from the memloom package\'s data/ folder',
+    );
+  }
+  if (typeof bytes === 'string' || bytes instanceof URL) bytes = await fetchBytes(bytes);
+  else if (typeof Response !== 'undefined' && bytes instanceof Response) bytes = await responseBytes(bytes, 'static-v1.bin');
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  if (!(bytes instanceof Uint8Array)) throw new TypeError('loadStaticModel(data): data must be bytes, a Response or a URL');
+  wasm.loadStaticModel(bytes);
+}
+
+async function fetchBytes(url) {
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (e) {
+    throw new Error(`memloom: cannot fetch static-v1's table from ${url}: ${e?.message ?? e}`);
+  }
+  return responseBytes(res, String(url));
+}
+
+async function responseBytes(res, what) {
+  if (!res.ok) throw new Error(`memloom: fetching static-v1's table from ${what} answered ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+function checkStatic() {
+  check();
+  if (!wasm.staticModelLoaded()) {
+    throw new Error("memloom: static-v1's table is not loaded yet; `await loadStaticModel()` (or embed through staticEmbedder()) first");
+  }
+}
+
+/** Embeds many texts with static-v1 (after loadStaticModel): one Float32Array of 512 per text. */
+export function embedStaticBatch(texts) {
+  checkStatic();
+  if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+    throw new TypeError('embedStaticBatch(texts): texts must be an array of strings');
+  }
+  return wasm.embedStaticBatch(texts);
+}
+
+/** The WordPiece ids static-v1 sums for a text (after loadStaticModel). */
+export function tokenizeStatic(text) {
+  checkStatic();
+  if (typeof text !== 'string') throw new TypeError('tokenizeStatic(text): text must be a string');
+  return wasm.tokenizeStatic(text);
+}
+
+/** static-v1's identity: {id: 'static-v1', name: 'static', version: 1, dims: 512}. */
+export function staticEmbedderInfo() {
+  check();
+  return wasm.staticEmbedderInfo();
+}
+
 export { wasm as _wasm };

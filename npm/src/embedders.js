@@ -2,9 +2,12 @@
 // (memloom_meta: name, version, dims) and refuses to mix: see Store#_initEmbedder.
 //
 // - hashEmbedder(): `hash-v1`, the deterministic offline embedder of memloom-core (wasm).
+// - staticEmbedder({data}): `static-v1`, offline too: a static model distilled from
+//   all-MiniLM-L6-v2 (its token table, data/static-v1.bin, loads on first use) joined with
+//   hash-v1's features; cosine = 0.5 static + 0.5 hash-v1. 512 dimensions.
 // - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,
 //   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout.
-import { embedBatch, embedderInfo } from './core.js';
+import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo } from './core.js';
 import { MemloomError } from './errors.js';
 
 /** The built-in offline embedder (`hash-v1`, 256 dimensions). */
@@ -20,6 +23,32 @@ export function hashEmbedder() {
     },
   };
 }
+
+/**
+ * The distilled offline embedder (`static-v1`, 512 dimensions). `data` (optional): the table's
+ * bytes, a Response or a URL; by default the package's data/static-v1.bin (Node, browsers).
+ */
+export function staticEmbedder(options) {
+  const info = staticEmbedderInfo();
+  let loading;
+  return {
+    id: info.id, // 'static-v1'
+    name: info.name, // memloom_meta records name 'static', version 1
+    version: info.version,
+    dims: info.dims,
+    async embed(texts) {
+      loading ??= loadStaticModel(options?.data).catch((e) => {
+        loading = undefined; // let a later call retry
+        throw e;
+      });
+      await loading;
+      return embedStaticBatch(texts);
+    },
+  };
+}
+
+/** The offline embedders by id, for MEMLOOM_EMBEDDER / `--embedder`. */
+export const OFFLINE_EMBEDDERS = { 'hash-v1': hashEmbedder, 'static-v1': staticEmbedder };
 
 const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 500 };
 
@@ -116,8 +145,25 @@ export function apiEmbedder(options) {
   };
 }
 
-/** The embedder configured by environment variables, or hash-v1 when none is. */
+/**
+ * The embedder configured by environment variables: MEMLOOM_EMBEDDER names an offline one
+ * (hash-v1, static-v1); MEMLOOM_EMBED_URL (with _MODEL, _DIMS, _KEY) an embeddings API;
+ * neither: hash-v1.
+ */
 export function embedderFromEnv(env = process.env) {
+  const choice = env.MEMLOOM_EMBEDDER;
+  if (choice) {
+    const make = OFFLINE_EMBEDDERS[choice];
+    if (!make) {
+      throw new MemloomError(
+        `unknown embedder ${JSON.stringify(choice)} (MEMLOOM_EMBEDDER / --embedder); the offline ones are ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}, and MEMLOOM_EMBED_URL selects an embeddings API`,
+      );
+    }
+    if (env.MEMLOOM_EMBED_URL) {
+      throw new MemloomError(`both the ${choice} embedder and MEMLOOM_EMBED_URL are set; unset one of them`);
+    }
+    return make();
+  }
   if (!env.MEMLOOM_EMBED_URL) return hashEmbedder();
   return apiEmbedder({
     url: env.MEMLOOM_EMBED_URL,

@@ -3,7 +3,11 @@
 // called before it throw a clear error. Stores are embedded PGlite, in memory or in IndexedDB
 // (`openStore({ dir: 'idb://notes' })`).
 import wasmInit from '../wasm/memloom_wasm.js';
-import { setReady, isReady } from './core.js';
+import { setReady, isReady, setStaticDataLoader } from './core.js';
+
+// static-v1's table sits in the package's data/ folder; a bundler that does not copy it needs
+// staticEmbedder({ data }) instead.
+setStaticDataLoader(() => fetch(new URL('../data/static-v1.bin', import.meta.url)));
 
 let loading;
 
@@ -17,6 +21,7 @@ export function init(input) {
 }
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
+export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
-export { hashEmbedder, apiEmbedder } from './embedders.js';
+export { hashEmbedder, staticEmbedder, apiEmbedder } from './embedders.js';
 export { offlineExtractor, llmExtractor } from './extractors.js';

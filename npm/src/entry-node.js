@@ -3,12 +3,13 @@
 // code shared with browsers and resolves at once.
 import { readFileSync } from 'node:fs';
 import { initSync } from '../wasm/memloom_wasm.js';
-import { setReady } from './core.js';
+import { setReady, setStaticDataLoader } from './core.js';
 import { setDefaultDrivers } from './store.js';
 import { lockStore } from './lock-node.js';
 
 initSync({ module: readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)) });
 setReady();
+setStaticDataLoader(() => readFileSync(new URL('../data/static-v1.bin', import.meta.url)));
 setDefaultDrivers(async () => ({
   openPglite: lockedPglite((await import('./db-pglite.js')).openPglite),
   openPg: (await import('./db-pg.js')).openPg,
@@ -44,6 +45,7 @@ function lockedPglite(openPglite) {
 export async function init() {}
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
+export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
-export { hashEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
+export { hashEmbedder, staticEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
 export { offlineExtractor, llmExtractor, extractorFromEnv } from './extractors.js';

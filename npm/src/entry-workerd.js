@@ -12,7 +12,8 @@ setReady();
 export async function init() {}
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
-export { hashEmbedder, apiEmbedder } from './embedders.js';
+export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
+export { hashEmbedder, staticEmbedder, apiEmbedder } from './embedders.js';
 
 export async function openStore() {
   throw new Error(

@@ -191,8 +191,8 @@ export class Store {
     const storedId = `${stored.name}-v${stored.version}`;
     throw new MemloomError(
       `this store was built with the ${storedId} embedder (${stored.dims} dimensions) but this run embeds with ${e.id} (${e.dims} dimensions); ` +
-        (stored.name === 'hash'
-          ? 'unset MEMLOOM_EMBED_URL to use hash-v1, '
+        (stored.name === 'hash' || stored.name === 'static'
+          ? `set MEMLOOM_EMBEDDER=${storedId} (or --embedder ${storedId}) and unset MEMLOOM_EMBED_URL, `
           : `set MEMLOOM_EMBED_URL / MEMLOOM_EMBED_MODEL=${stored.name.replace(/^api:/, '')} / MEMLOOM_EMBED_DIMS=${stored.dims} as when it was built, `) +
         'or ingest into a new store (--store DIR)',
     );
@@ -724,10 +724,11 @@ const KIND_WORDS = {
  * The text an entity's embedding is computed from. A model embedder gets its name and kind
  * (`ERR_REQUIRE_ESM (error code)`); hash-v1 gets the name alone: it has no notion of a kind,
  * and the kind's words would pull a one-word name under the entity gate ("ETIMEDOUT" against
- * "ETIMEDOUT (error code)" is 0.53 < 0.60).
+ * "ETIMEDOUT (error code)" is 0.53 < 0.60). static-v1 is half hash-v1, and the kind's words
+ * would pull its static half too.
  */
 export function entityEmbeddingText(name, kind, embedder) {
-  if (embedder?.name === 'hash') return name;
+  if (embedder?.name === 'hash' || embedder?.name === 'static') return name;
   return `${name} (${KIND_WORDS[kind] ?? kind})`;
 }
 

@@ -14,8 +14,9 @@ const CHROMIUM = process.env.MEMLOOM_CHROMIUM ?? '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found`;
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const golden = JSON.parse(readFileSync(new URL('../../tests/golden/embeddings.json', import.meta.url), 'utf8'));
+const goldenStatic = JSON.parse(readFileSync(new URL('../../tests/golden/embeddings-static-v1.json', import.meta.url), 'utf8'));
 
-const TYPES = { '.js': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm', '.json': 'application/json' };
+const TYPES = { '.bin': 'application/octet-stream', '.js': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm', '.json': 'application/json' };
 let server, base, browser, tmp;
 
 before(async () => {
@@ -105,6 +106,24 @@ test('unbundled: use before init fails clearly, then chunk, embed (bit-identical
     assert.deepEqual(out.vectors[i], Array.from(new Uint32Array(Float32Array.from(g.vector.map(Math.fround)).buffer)), g.text);
   }
   assert.deepEqual(out.fused[0], { id: 2, rrfScore: 1 / 62 + 2 / 61, ranks: { vector: 2, keyword: 1, entity: null } });
+  await page.close();
+});
+
+test('unbundled: static-v1 fetches its table next to the package and embeds bit-identically', { skip }, async () => {
+  const page = await browser.newPage();
+  await page.goto(`${base}/`);
+  const out = await page.evaluate(async (texts) => {
+    const m = await import('/pkg/src/entry-browser.js');
+    await m.init();
+    const e = m.staticEmbedder(); // default table: fetched from /pkg/data/static-v1.bin
+    const vs = await e.embed(texts);
+    return { id: e.id, dims: e.dims, vectors: vs.map((v) => Array.from(new Uint32Array(v.buffer))) };
+  }, goldenStatic.map((g) => g.text));
+  assert.equal(out.id, 'static-v1');
+  assert.equal(out.dims, 512);
+  for (const [i, g] of goldenStatic.entries()) {
+    assert.deepEqual(out.vectors[i], Array.from(new Uint32Array(Float32Array.from(g.vector.map(Math.fround)).buffer)), g.text);
+  }
   await page.close();
 });
 

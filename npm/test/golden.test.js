@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { chunk, embed, embedBatch, fuse } from '../src/entry-node.js';
+import { chunk, embed, embedBatch, fuse, staticEmbedder, tokenizeStatic } from '../src/entry-node.js';
 
 const golden = new URL('../../tests/golden/', import.meta.url);
 const load = (name) => JSON.parse(readFileSync(new URL(name, golden), 'utf8'));
@@ -23,6 +23,27 @@ test('embeddings: hash-v1 vectors are bit-identical to the Rust core', { skip: !
   }
   const batch = embedBatch(cases.map((c) => c.text));
   for (const [i, c] of cases.entries()) assert.deepEqual(bits(batch[i]), bits(c.vector.map(Math.fround)));
+});
+
+test('embeddings: static-v1 vectors are bit-identical to the Rust core', { skip: !present('embeddings-static-v1.json') }, async () => {
+  const cases = load('embeddings-static-v1.json');
+  assert.ok(cases.length > 0);
+  const e = staticEmbedder(); // loads the package's data/static-v1.bin
+  assert.deepEqual([e.id, e.name, e.version, e.dims], ['static-v1', 'static', 1, 512]);
+  const got = await e.embed(cases.map((c) => c.text));
+  for (const [i, c] of cases.entries()) {
+    assert.equal(c.embedder, 'static-v1');
+    assert.equal(got[i].length, c.dims, `dims for ${JSON.stringify(c.text)}`);
+    assert.deepEqual(bits(got[i]), bits(c.vector.map(Math.fround)), `vector for ${JSON.stringify(c.text)}`);
+  }
+});
+
+test('wordpiece: static-v1 tokenizes like Hugging Face tokenizers', { skip: !present('wordpiece.json') }, async () => {
+  await staticEmbedder().embed(['load the table']);
+  const cases = load('wordpiece.json');
+  assert.ok(cases.length > 3000);
+  const wrong = cases.filter((c) => JSON.stringify(Array.from(tokenizeStatic(c.text))) !== JSON.stringify(c.ids));
+  assert.deepEqual(wrong.map((c) => c.text), []);
 });
 
 test('chunks: the chunker gives the golden chunks', { skip: !present('chunks.json') }, () => {

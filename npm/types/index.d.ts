@@ -121,6 +121,28 @@ export interface Embedder {
 
 export function hashEmbedder(): Embedder;
 
+/** Bytes of static-v1.bin, a Response carrying them, or a URL to fetch them from. */
+export type StaticModelData = Uint8Array | ArrayBuffer | Response | URL | string;
+
+/**
+ * `static-v1` (512 dimensions, offline): a static model distilled from all-MiniLM-L6-v2 joined
+ * with hash-v1's features. Its table loads on first embed: `data`, or by default the package's
+ * data/static-v1.bin (Node: from disk; browsers: fetched next to the package's modules).
+ */
+export function staticEmbedder(options?: { data?: StaticModelData }): Embedder;
+
+/** Loads static-v1's table (see staticEmbedder); resolves at once when already loaded. */
+export function loadStaticModel(data?: StaticModelData): Promise<void>;
+
+/** static-v1 embeddings of many texts (after loadStaticModel): 512 components each. */
+export function embedStaticBatch(texts: string[]): Float32Array[];
+
+/** The BERT WordPiece ids static-v1 sums for a text (after loadStaticModel). */
+export function tokenizeStatic(text: string): Uint32Array;
+
+/** static-v1's identity: `{id: 'static-v1', name: 'static', version: 1, dims: 512}`. */
+export function staticEmbedderInfo(): EmbedderInfo;
+
 export interface ApiEmbedderOptions {
   /** API base (`https://host/v1`) or the full `.../embeddings` URL. */
   url: string;
@@ -142,7 +164,10 @@ export interface ApiEmbedderOptions {
 /** An OpenAI-compatible `/v1/embeddings` endpoint. */
 export function apiEmbedder(options: ApiEmbedderOptions): Embedder;
 
-/** Node only: MEMLOOM_EMBED_URL / _KEY / _MODEL / _DIMS, or hash-v1 when unset. */
+/**
+ * Node only: MEMLOOM_EMBEDDER (hash-v1 or static-v1), or MEMLOOM_EMBED_URL / _KEY / _MODEL /
+ * _DIMS for an embeddings API, or hash-v1 when none is set.
+ */
 export function embedderFromEnv(env?: Record<string, string | undefined>): Embedder;
 
 // Store --------------------------------------------------------------------------------------------

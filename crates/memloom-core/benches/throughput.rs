@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use memloom_core::{chunk_document, embed, extract_entities, ChunkOptions};
+use memloom_core::{chunk_document, embed, extract_entities, ChunkOptions, StaticModel};
 use text_splitter::MarkdownSplitter;
 
 const MIN_ROUNDS: usize = 5;
@@ -82,6 +82,29 @@ fn main() {
         assert_eq!(embed(&contents[0]), first);
     });
 
+    // static-v1: the table as the package ships it; tokenize + sum + hash-v1 for the other half.
+    let table = std::fs::read(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/static-v1.bin"))
+        .expect("crates/memloom-core/data/static-v1.bin");
+    let t_load = time(|| {
+        black_box(StaticModel::from_bytes(&table).unwrap());
+    });
+    let model = StaticModel::from_bytes(&table).unwrap();
+    let first_static = model.embed(&contents[0]);
+    let t_static = time(|| {
+        for c in &contents {
+            black_box(model.embed(c));
+        }
+        assert_eq!(model.embed(&contents[0]), first_static);
+    });
+    let tokens: usize = contents.iter().map(|c| model.tokenize(c).len()).sum();
+    let t_tokenize = time(|| {
+        let n: usize = contents
+            .iter()
+            .map(|c| black_box(model.tokenize(c)).len())
+            .sum();
+        assert_eq!(n, tokens);
+    });
+
     let texts: Vec<(String, String)> = docs
         .iter()
         .flat_map(|(name, text)| chunk_document(name, text, &opts).unwrap())
@@ -124,6 +147,20 @@ fn main() {
         mbs(content_bytes, t_embed),
         contents.len(),
         content_bytes as f64 / 1e6
+    );
+    println!(
+        "static-v1 embedder:   {:8.1} MB/s  ({:.0} chunks/s; hash-v1 half included)",
+        mbs(content_bytes, t_static),
+        contents.len() as f64 / t_static.as_secs_f64()
+    );
+    println!(
+        "  its tokenizer:      {:8.1} MB/s  ({tokens} WordPiece tokens)",
+        mbs(content_bytes, t_tokenize)
+    );
+    println!(
+        "  table load:         {:8.1} ms    ({} bytes, checked and copied)",
+        t_load.as_secs_f64() * 1e3,
+        table.len()
     );
     println!(
         "entity extractor:     {:8.1} MB/s  ({mentions} mentions over {:.2} MB of chunk text)",

@@ -14,12 +14,21 @@ pub struct Error {
 pub enum ErrorKind {
     /// A caller-supplied option or parameter is out of range.
     InvalidOption,
+    /// Data handed to the core (a static embedding table) is malformed or corrupted.
+    InvalidData,
 }
 
 impl Error {
     pub(crate) fn invalid_option(message: impl Into<String>) -> Error {
         Error {
             kind: ErrorKind::InvalidOption,
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn invalid_data(message: impl Into<String>) -> Error {
+        Error {
+            kind: ErrorKind::InvalidData,
             message: message.into(),
         }
     }

@@ -4,7 +4,7 @@
 //!
 //! The modules follow the pipeline:
 //! - [`chunk`]: markdown / plain text -> chunks with heading breadcrumbs;
-//! - [`embed`]: the deterministic `hash-v1` embedder;
+//! - [`embed`]: the deterministic offline embedders, `hash-v1` and `static-v1`;
 //! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms.
 
 pub mod chunk;
@@ -14,7 +14,7 @@ mod error;
 pub mod fuse;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
-pub use embed::{embed, EmbedderInfo, HASH_V1};
+pub use embed::{embed, EmbedderInfo, StaticModel, HASH_V1, STATIC_V1};
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
 pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};

@@ -5,4 +5,5 @@ mod entities;
 mod fuzz_regressions;
 mod golden;
 mod props;
+mod static_embed;
 mod util;

@@ -5,6 +5,8 @@
 //! `undefined`). Core errors become JS `Error`s whose message is the core's message. Every
 //! decision about what is chunked, embedded or ranked lives in `memloom-core`.
 
+use std::sync::OnceLock;
+
 use memloom_core as core;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
@@ -70,6 +72,10 @@ pub fn embed_batch(texts: Vec<String>) -> Vec<js_sys::Float32Array> {
 /// The embedder's identity: `{ id: "hash-v1", name: "hash", version: 1, dims: 256 }`.
 #[wasm_bindgen(js_name = embedderInfo)]
 pub fn embedder_info() -> Result<JsValue, JsError> {
+    info_js(core::HASH_V1)
+}
+
+fn info_js(info: core::EmbedderInfo) -> Result<JsValue, JsError> {
     #[derive(Serialize)]
     struct Info {
         id: String,
@@ -77,13 +83,70 @@ pub fn embedder_info() -> Result<JsValue, JsError> {
         version: u32,
         dims: usize,
     }
-    let info = core::HASH_V1;
     to_js(&Info {
         id: info.id(),
         name: info.name,
         version: info.version,
         dims: info.dims,
     })
+}
+
+/// `static-v1`'s table once loaded. Not compiled in (it is ~7.8 MB): the package ships it as
+/// a file and passes its bytes to `loadStaticModel`, so the wasm stays small for those who
+/// never use it.
+static STATIC_MODEL: OnceLock<core::StaticModel> = OnceLock::new();
+
+/// Loads `static-v1`'s table from the bytes of `static-v1.bin` (checked: magic, sizes,
+/// checksum). Once one is loaded, later calls keep it and return at once.
+#[wasm_bindgen(js_name = loadStaticModel)]
+pub fn load_static_model(bytes: &[u8]) -> Result<(), JsError> {
+    if STATIC_MODEL.get().is_none() {
+        let model = core::StaticModel::from_bytes(bytes).map_err(core_err)?;
+        let _ = STATIC_MODEL.set(model);
+    }
+    Ok(())
+}
+
+/// Whether `loadStaticModel` has succeeded.
+#[wasm_bindgen(js_name = staticModelLoaded)]
+pub fn static_model_loaded() -> bool {
+    STATIC_MODEL.get().is_some()
+}
+
+fn static_model() -> Result<&'static core::StaticModel, JsError> {
+    STATIC_MODEL.get().ok_or_else(|| {
+        JsError::new(
+            "static-v1's table is not loaded; call loadStaticModel(bytes of static-v1.bin) first (staticEmbedder() does it)",
+        )
+    })
+}
+
+/// Embeds one text with `static-v1`.
+#[wasm_bindgen(js_name = embedStatic)]
+pub fn embed_static(text: &str) -> Result<Vec<f32>, JsError> {
+    Ok(static_model()?.embed(text))
+}
+
+/// Embeds many texts with `static-v1`: one `Float32Array` per text, in order.
+#[wasm_bindgen(js_name = embedStaticBatch)]
+pub fn embed_static_batch(texts: Vec<String>) -> Result<Vec<js_sys::Float32Array>, JsError> {
+    let model = static_model()?;
+    Ok(texts
+        .iter()
+        .map(|t| js_sys::Float32Array::from(model.embed(t).as_slice()))
+        .collect())
+}
+
+/// The WordPiece ids `static-v1` sums for `text` (no `[CLS]` / `[SEP]`), for parity tests.
+#[wasm_bindgen(js_name = tokenizeStatic)]
+pub fn tokenize_static(text: &str) -> Result<Vec<u32>, JsError> {
+    Ok(static_model()?.tokenize(text))
+}
+
+/// `static-v1`'s identity: `{ id: "static-v1", name: "static", version: 1, dims: 512 }`.
+#[wasm_bindgen(js_name = staticEmbedderInfo)]
+pub fn static_embedder_info() -> Result<JsValue, JsError> {
+    info_js(core::STATIC_V1)
 }
 
 /// Fusion parameters as JS passes them: every field optional, defaults from the core.

@@ -1,4 +1,5 @@
-//! `hash-v1`: a deterministic, offline text embedder (feature hashing).
+//! The offline embedders. This file: `hash-v1`, a deterministic text embedder (feature hashing).
+//! `static_v1.rs`: `static-v1`, a static model distilled from all-MiniLM-L6-v2 plus hash-v1.
 //!
 //! It gives no understanding of meaning beyond shared words, but it needs no model, runs
 //! anywhere, and its vectors are bit-identical natively, in Node, in browsers and in the edge
@@ -30,8 +31,13 @@
 //! 9. **L2-normalise**: divide each component by `sqrt(sum of squares)` (summed in index order,
 //!    in `f64`) and round it to `f32`.
 
+mod bert_chars;
 mod features;
+mod static_v1;
 mod stopwords;
+mod wordpiece;
+
+pub use static_v1::{StaticModel, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS};
 
 use serde::{Deserialize, Serialize};
 

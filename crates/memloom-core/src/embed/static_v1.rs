@@ -1,0 +1,207 @@
+//! `static-v1`: a static embedding model distilled from all-MiniLM-L6-v2, joined with
+//! `hash-v1`'s exact-word and identifier features in one vector.
+//!
+//! A static model is a table with one vector per WordPiece token; a text's vector is the sum of
+//! its tokens' rows. It keeps much of the model's sense of meaning ("scratch folder" is near
+//! "temporary directory") at the cost of a table lookup per token, but WordPiece breaks
+//! identifiers apart (`ERR_REQUIRE_ESM` is nine tokens), which hash-v1's features keep whole.
+//! Half of each vector is one, half the other, so the cosine of two texts is
+//! `0.5 * static cosine + 0.5 * hash-v1 cosine`.
+//!
+//! The table (`crates/memloom-core/data/static-v1.bin`, ~7.8 MB) is not compiled in: the
+//! caller passes its bytes to [`StaticModel::from_bytes`] (the npm package ships it as a file
+//! loaded at init; a wasm module that must stay small does not carry it).
+//! `scripts/distill-static.py` made it and documents the recipe and the file layout; the
+//! layout is checked here (magic, format, sizes, XXH64 of the body).
+//!
+//! # The algorithm, precisely (version 1)
+//! 1. **Tokenize** with BERT's uncased WordPiece, exactly as Hugging Face `tokenizers` does for
+//!    all-MiniLM-L6-v2 (`embed/wordpiece.rs`): drop control and format characters, whitespace
+//!    to spaces, spaces around CJK ideographs, NFD without nonspacing marks, lowercase; split at
+//!    whitespace and around punctuation; greedy longest-match WordPiece (`##` continuations;
+//!    a word of more than 100 characters, or one that cannot be spelled, is `[UNK]`). No
+//!    `[CLS]` / `[SEP]`, no truncation.
+//! 2. **Look up** each token id `t >= F` (the table's first id with a row, 999): its int8 row
+//!    `q[t]` (256 values in -127..=127) and its u16 weight `w[t]`. Ids below `F` (`[UNK]`)
+//!    contribute nothing.
+//! 3. **Sum in integers**: `acc[d] = sum over tokens of w[t] * q[t][d]` in `i64` (exact, so the
+//!    order of addition does not matter).
+//! 4. **Static half**: when some `acc[d] != 0`, `n = sqrt(f64(sum of acc[d]^2 computed exactly
+//!    in i128))` and component `d` is `f32((f64(acc[d]) / n) * FRAC_1_SQRT_2)`; otherwise the
+//!    static half is 256 zeros.
+//! 5. **Hash half**: `h = hash-v1(text)` (`embed/mod.rs`); component `256 + d` is
+//!    `f32(f64(h[d]) * FRAC_1_SQRT_2)`, or `h[d]` itself when the static half is zero (so every
+//!    vector has unit length).
+//!
+//! Every step is integer arithmetic or a single IEEE 754 operation (division, multiplication,
+//! square root, rounding to `f32`), all correctly rounded, so the vector is bit-identical on
+//! every platform.
+
+use std::f64::consts::FRAC_1_SQRT_2;
+
+use xxhash_rust::xxh64::xxh64;
+
+use super::wordpiece::WordPiece;
+use super::{embed as hash_v1, EmbedderInfo, HASH_V1_DIMS};
+use crate::Error;
+
+/// Dimensions of the static half (the table's row length).
+pub const STATIC_DIMS: usize = 256;
+
+/// Dimensions of a `static-v1` vector: the static half, then the hash-v1 half.
+pub const STATIC_V1_DIMS: usize = STATIC_DIMS + HASH_V1_DIMS;
+
+/// The distilled offline embedder.
+pub const STATIC_V1: EmbedderInfo = EmbedderInfo {
+    name: "static",
+    version: 1,
+    dims: STATIC_V1_DIMS,
+};
+
+/// Tokens summed in `i32` before carrying into `i64`: `255 * 127 * 65535 < 2^31`.
+const I32_BLOCK: usize = 255;
+
+fn flush(acc: &mut [i64; STATIC_DIMS], block: &mut [i32; STATIC_DIMS]) {
+    for (a, b) in acc.iter_mut().zip(block.iter_mut()) {
+        *a += i64::from(*b);
+        *b = 0;
+    }
+}
+
+const MAGIC: &[u8; 8] = b"MLSTATIC";
+const FORMAT_VERSION: u32 = 1;
+const HEADER_LEN: usize = 48;
+
+/// A loaded token table with its tokenizer.
+pub struct StaticModel {
+    wordpiece: WordPiece,
+    first_id: u32,
+    weights: Vec<u16>,
+    rows: Vec<i8>,
+}
+
+impl StaticModel {
+    /// Parses and checks a table (`static-v1.bin`); copies what it keeps.
+    pub fn from_bytes(bytes: &[u8]) -> Result<StaticModel, Error> {
+        let bad = |what: &str| {
+            Error::invalid_data(format!(
+                "static-v1 table: {what}; use crates/memloom-core/data/static-v1.bin as shipped \
+                 (regenerate it with scripts/distill-static.sh)"
+            ))
+        };
+        if bytes.len() < HEADER_LEN || &bytes[..8] != MAGIC {
+            return Err(bad("not a static embedding table (bad magic)"));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(bad(&format!(
+                "format version {version}, expected {FORMAT_VERSION}"
+            )));
+        }
+        let dims = u32_at(12) as usize;
+        if dims != STATIC_DIMS {
+            return Err(bad(&format!(
+                "expected {STATIC_DIMS} dimensions, not {dims}"
+            )));
+        }
+        let (vocab_size, first_id, unk) = (u32_at(16), u32_at(20), u32_at(24));
+        let vocab_len = u32_at(28) as usize;
+        let checksum = u64::from_le_bytes(bytes[32..40].try_into().unwrap());
+        let body = &bytes[HEADER_LEN..];
+        if first_id > vocab_size || unk >= first_id {
+            return Err(bad(&format!(
+                "inconsistent ids (vocabulary {vocab_size}, first row {first_id}, [UNK] {unk})"
+            )));
+        }
+        let rows = (vocab_size - first_id) as usize;
+        let expected = vocab_len + rows * 2 + rows * dims;
+        if body.len() != expected {
+            return Err(bad(&format!(
+                "{} bytes after the header, expected {expected} (truncated?)",
+                body.len()
+            )));
+        }
+        if xxh64(body, 0) != checksum {
+            return Err(bad("checksum mismatch (corrupted)"));
+        }
+        let vocab =
+            std::str::from_utf8(&body[..vocab_len]).map_err(|_| bad("vocabulary is not UTF-8"))?;
+        let tokens = vocab
+            .strip_suffix('\n')
+            .ok_or_else(|| bad("vocabulary does not end in a newline"))?;
+        if tokens.split('\n').count() != vocab_size as usize {
+            return Err(bad("vocabulary size differs from the header"));
+        }
+        let wordpiece = WordPiece::new(tokens.split('\n'), unk);
+        let weights = body[vocab_len..vocab_len + rows * 2]
+            .chunks_exact(2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+            .collect();
+        let rows = body[vocab_len + rows * 2..]
+            .iter()
+            .map(|&b| b as i8)
+            .collect();
+        Ok(StaticModel {
+            wordpiece,
+            first_id,
+            weights,
+            rows,
+        })
+    }
+
+    /// The WordPiece ids of `text` (step 1), without `[CLS]` / `[SEP]`.
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(text.len() / 3);
+        self.wordpiece.tokenize(text, &mut ids);
+        ids
+    }
+
+    /// Steps 2 and 3: the integer sum of the token rows. Exact, so it is summed in `i32` blocks
+    /// of [`I32_BLOCK`] tokens (which cannot overflow and vectorise) carried into `i64`.
+    pub fn accumulate(&self, ids: &[u32]) -> [i64; STATIC_DIMS] {
+        let mut acc = [0i64; STATIC_DIMS];
+        let mut block = [0i32; STATIC_DIMS];
+        let mut in_block = 0;
+        for &id in ids {
+            let Some(r) = id.checked_sub(self.first_id) else {
+                continue;
+            };
+            let r = r as usize;
+            let w = i32::from(self.weights[r]);
+            let row: &[i8; STATIC_DIMS] = self.rows[r * STATIC_DIMS..(r + 1) * STATIC_DIMS]
+                .try_into()
+                .expect("rows are STATIC_DIMS long");
+            for (b, &q) in block.iter_mut().zip(row) {
+                *b += w * i32::from(q);
+            }
+            in_block += 1;
+            if in_block == I32_BLOCK {
+                flush(&mut acc, &mut block);
+                in_block = 0;
+            }
+        }
+        flush(&mut acc, &mut block);
+        acc
+    }
+
+    /// Embeds `text` with `static-v1`: a unit vector of [`STATIC_V1_DIMS`] components.
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        let acc = self.accumulate(&self.tokenize(text));
+        let hash = hash_v1(text);
+        let mut out = Vec::with_capacity(STATIC_V1_DIMS);
+        let sum_sq: i128 = acc.iter().map(|&a| i128::from(a) * i128::from(a)).sum();
+        if sum_sq == 0 {
+            out.resize(STATIC_DIMS, 0.0);
+            out.extend_from_slice(&hash);
+            return out;
+        }
+        let norm = (sum_sq as f64).sqrt();
+        out.extend(
+            acc.iter()
+                .map(|&a| ((a as f64 / norm) * FRAC_1_SQRT_2) as f32),
+        );
+        out.extend(hash.iter().map(|&h| (f64::from(h) * FRAC_1_SQRT_2) as f32));
+        out
+    }
+}

@@ -1,0 +1,202 @@
+//! `static-v1`: tokenizer parity with Hugging Face `tokenizers`, the integer sums against the
+//! distillation script's own arithmetic, golden vectors bit for bit, and what the vectors mean.
+
+use std::fs;
+use std::sync::OnceLock;
+
+use memloom_core::embed::{cosine, STATIC_DIMS};
+use memloom_core::{embed, ErrorKind, StaticModel, STATIC_V1};
+use serde::{Deserialize, Serialize};
+
+use crate::util::{repo_tests_dir, updating_golden};
+
+fn model() -> &'static StaticModel {
+    static MODEL: OnceLock<StaticModel> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        let path = repo_tests_dir().join("../crates/memloom-core/data/static-v1.bin");
+        StaticModel::from_bytes(&fs::read(path).unwrap()).unwrap()
+    })
+}
+
+#[derive(Deserialize)]
+struct ParityCase {
+    text: String,
+    ids: Vec<u32>,
+    acc: Option<Vec<i64>>,
+}
+
+/// Every case of tests/golden/wordpiece.json (ids from `tokenizers`, written by
+/// scripts/distill-static.py) must tokenize to the same ids.
+#[test]
+fn wordpiece_matches_hf_tokenizers() {
+    let text = fs::read_to_string(repo_tests_dir().join("golden/wordpiece.json")).unwrap();
+    let cases: Vec<ParityCase> = serde_json::from_str(&text).unwrap();
+    assert!(cases.len() > 3000, "{} cases", cases.len());
+    let mut wrong = Vec::new();
+    for c in &cases {
+        let got = model().tokenize(&c.text);
+        if got != c.ids {
+            wrong.push(format!(
+                "{:?}: got {:?}, tokenizers {:?}",
+                c.text, got, c.ids
+            ));
+        }
+    }
+    println!(
+        "wordpiece parity: {} of {} texts identical",
+        cases.len() - wrong.len(),
+        cases.len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} of {} differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+/// The integer sums (spec steps 2 and 3) equal the script's, computed in Python from the
+/// same table without this code.
+#[test]
+fn accumulators_match_the_distillation_script() {
+    let text = fs::read_to_string(repo_tests_dir().join("golden/wordpiece.json")).unwrap();
+    let cases: Vec<ParityCase> = serde_json::from_str(&text).unwrap();
+    let mut n = 0;
+    for c in cases.iter().filter(|c| c.acc.is_some()) {
+        let got = model().accumulate(&c.ids);
+        assert_eq!(
+            got.as_slice(),
+            c.acc.as_deref().unwrap(),
+            "sums for {:?}",
+            c.text
+        );
+        n += 1;
+    }
+    assert!(n >= 50, "{n} cases with sums");
+}
+
+#[derive(Serialize, Deserialize)]
+struct EmbeddingCase {
+    text: String,
+    embedder: String,
+    dims: usize,
+    vector: Vec<f32>,
+}
+
+const EMBED_INPUTS: &[&str] = &[
+    "",
+    "hello world",
+    "ERR_REQUIRE_ESM",
+    "How do I make a uniquely named scratch folder?",
+    "fs.mkdtemp creates a unique temporary directory",
+    "Über die Größe: naïve café",
+    "日本語のテキスト",
+    "\u{1}\u{200b}",
+    "line one\r\nline two\r\n",
+    "the of and a",
+    "Guide > Setup > Postgres\n\nEdit `pg_hba.conf` to let the replica connect.",
+    "Caroline (2023-05-08): I went to the LGBTQ support group yesterday and it was so powerful.",
+];
+
+#[test]
+fn golden_static_embeddings() {
+    let path = repo_tests_dir().join("golden/embeddings-static-v1.json");
+    let actual: Vec<EmbeddingCase> = EMBED_INPUTS
+        .iter()
+        .map(|t| EmbeddingCase {
+            text: t.to_string(),
+            embedder: STATIC_V1.id(),
+            dims: STATIC_V1.dims,
+            vector: model().embed(t),
+        })
+        .collect();
+    if updating_golden() {
+        fs::write(&path, serde_json::to_string(&actual).unwrap() + "\n").unwrap();
+    }
+    let expected: Vec<EmbeddingCase> =
+        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(expected.len(), actual.len());
+    for (e, a) in expected.iter().zip(&actual) {
+        assert_eq!(e.text, a.text);
+        assert_eq!(e.embedder, "static-v1");
+        assert_eq!(e.dims, a.vector.len());
+        let eb: Vec<u32> = e.vector.iter().map(|x| x.to_bits()).collect();
+        let ab: Vec<u32> = a.vector.iter().map(|x| x.to_bits()).collect();
+        assert_eq!(eb, ab, "embedding of {:?}", e.text);
+    }
+}
+
+#[test]
+fn unit_length_and_halves() {
+    for t in EMBED_INPUTS {
+        let v = model().embed(t);
+        assert_eq!(v.len(), STATIC_V1.dims);
+        let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-6, "{t:?}: {norm}");
+        // The second half is hash-v1, scaled.
+        let h = embed(t);
+        assert!(cosine(&v[STATIC_DIMS..], &h) > 0.999_999, "{t:?}");
+    }
+    // No token with a row: the static half is zero and the hash half is hash-v1 itself.
+    let v = model().embed("\u{1}\u{200b}");
+    assert!(v[..STATIC_DIMS].iter().all(|x| *x == 0.0));
+    assert_eq!(&v[STATIC_DIMS..], embed("\u{1}\u{200b}").as_slice());
+}
+
+#[test]
+fn paraphrases_score_higher_than_with_hash_v1() {
+    let q = "How do I make a uniquely named scratch folder?";
+    let doc = "fs.mkdtemp creates a unique temporary directory";
+    let far = "The HTTP server closes idle keep-alive sockets after a timeout.";
+    let m = model();
+    let near_s = cosine(&m.embed(q), &m.embed(doc));
+    let far_s = cosine(&m.embed(q), &m.embed(far));
+    let near_h = cosine(&embed(q), &embed(doc));
+    println!("static-v1 near {near_s:.3} far {far_s:.3}; hash-v1 near {near_h:.3}");
+    assert!(near_s > far_s + 0.1, "near {near_s} far {far_s}");
+    assert!(near_s > near_h + 0.1, "static {near_s} hash {near_h}");
+    // The cosine is the mean of the halves' cosines.
+    let (a, b) = (m.embed(q), m.embed(doc));
+    let halves = 0.5 * cosine(&a[..STATIC_DIMS], &b[..STATIC_DIMS])
+        + 0.5 * cosine(&a[STATIC_DIMS..], &b[STATIC_DIMS..]);
+    assert!((cosine(&a, &b) - halves).abs() < 1e-6);
+}
+
+#[test]
+fn corrupted_tables_are_refused() {
+    let path = repo_tests_dir().join("../crates/memloom-core/data/static-v1.bin");
+    let good = fs::read(path).unwrap();
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    for (what, bytes) in [
+        ("empty", Vec::new()),
+        ("truncated", good[..good.len() - 10].to_vec()),
+        ("flipped bit", flipped),
+        ("bad magic", [b"XXXXXXXX", &good[8..]].concat()),
+    ] {
+        let err = StaticModel::from_bytes(&bytes)
+            .err()
+            .unwrap_or_else(|| panic!("{what} accepted"));
+        assert_eq!(err.kind(), ErrorKind::InvalidData, "{what}");
+        assert!(err.to_string().contains("static-v1.bin"), "{what}: {err}");
+    }
+}
+
+proptest::proptest! {
+    /// Any text: no panic (char boundaries in WordPiece), ids in the vocabulary, a unit vector
+    /// whose second half is hash-v1's direction.
+    #[test]
+    fn any_text_embeds(text in "(\\PC|[ \\t\\n\\u{0}-\\u{1f}]){0,80}") {
+        let m = model();
+        for id in m.tokenize(&text) {
+            proptest::prop_assert!(id < 30522);
+        }
+        let v = m.embed(&text);
+        proptest::prop_assert_eq!(v.len(), STATIC_V1.dims);
+        let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+        proptest::prop_assert!((norm - 1.0).abs() < 1e-6, "{}", norm);
+        proptest::prop_assert!(cosine(&v[STATIC_DIMS..], &embed(&text)) > 0.999_999);
+    }
+}

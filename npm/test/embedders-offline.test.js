@@ -1,0 +1,59 @@
+// The offline embedders chosen by name (MEMLOOM_EMBEDDER / --embedder), and a store that keeps
+// the one it was built with.
+import { test } from 'node:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import assert from 'node:assert/strict';
+import { embedderFromEnv, openStore, staticEmbedder, hashEmbedder, loadStaticModel } from '../src/entry-node.js';
+
+test('MEMLOOM_EMBEDDER picks an offline embedder; unknown names and conflicts are refused', () => {
+  assert.equal(embedderFromEnv({}).id, 'hash-v1');
+  assert.equal(embedderFromEnv({ MEMLOOM_EMBEDDER: 'hash-v1' }).id, 'hash-v1');
+  const s = embedderFromEnv({ MEMLOOM_EMBEDDER: 'static-v1' });
+  assert.deepEqual([s.id, s.name, s.version, s.dims], ['static-v1', 'static', 1, 512]);
+  assert.throws(() => embedderFromEnv({ MEMLOOM_EMBEDDER: 'static-v2' }), /unknown embedder "static-v2".*hash-v1, static-v1/);
+  assert.throws(
+    () => embedderFromEnv({ MEMLOOM_EMBEDDER: 'static-v1', MEMLOOM_EMBED_URL: 'http://127.0.0.1:1/v1' }),
+    /both the static-v1 embedder and MEMLOOM_EMBED_URL/,
+  );
+});
+
+test('a corrupted table is refused with a message that says what to use', async () => {
+  await assert.rejects(loadStaticModel(new Uint8Array(100)), /static-v1 table: .*static-v1\.bin/);
+});
+
+test('static-v1 ranks a paraphrase that shares no word above an unrelated text', async () => {
+  const [q, near, far] = await staticEmbedder().embed([
+    'How do I make a uniquely named scratch folder?',
+    'fs.mkdtemp creates a unique temporary directory',
+    'The HTTP server closes idle keep-alive sockets after a timeout.',
+  ]);
+  const dot = (a, b) => a.reduce((s, x, i) => s + x * b[i], 0);
+  assert.ok(dot(q, near) > dot(q, far) + 0.1, `${dot(q, near)} vs ${dot(q, far)}`);
+});
+
+test('a store built with static-v1 recalls with it and refuses hash-v1', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memloom-static-'));
+  const store = await openStore({ dir, embedder: staticEmbedder() });
+  try {
+    await store.ingest([
+      { source: 'fs.md', text: '# fs\n\n## mkdtemp\n\nCreates a unique temporary directory.\n' },
+      { source: 'http.md', text: '# http\n\n## keepAliveTimeout\n\nIdle sockets close after a timeout.\n' },
+    ]);
+    const { results } = await store.recall('scratch folder with a unique name', { limit: 2, arms: ['vector'] });
+    assert.equal(results[0].source, 'fs.md');
+    const stats = await store.stats();
+    assert.deepEqual(stats.embedder, { name: 'static', version: 1, dims: 512 });
+  } finally {
+    await store.close();
+  }
+  try {
+    await assert.rejects(
+      openStore({ dir, embedder: hashEmbedder() }),
+      /built with the static-v1 embedder .* set MEMLOOM_EMBEDDER=static-v1/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
