@@ -105,6 +105,7 @@ export class Store {
     this.embedder = embedder;
     this.files = files;
     this.location = location;
+    this._vectorIndex = false; // once built, the HNSW index stays: no catalog query per write
   }
 
   /** 'embedded' (PGlite) or 'server'. */
@@ -315,19 +316,25 @@ export class Store {
     return report;
   }
 
-  /** Keyword and planner statistics and, on the embedded store, the vector index policy. */
+  /**
+   * After a write: planner statistics when a pool table has grown, and on the embedded store the
+   * vector index policy. The keyword and entity statistics need nothing here: the writing
+   * statement's triggers kept them exact (sql/0009_incremental_stats.sql), so a write costs
+   * what it writes, not the namespace.
+   */
   async _afterWrite() {
-    await this._refreshStats();
+    await this._analyzeIfGrown();
     await this.maintainVectorIndex();
   }
 
   /**
-   * memloom_refresh_stats: BM25 statistics, then ANALYZE of the pool tables. PGlite has no
-   * autovacuum, and a server's may lag a bulk load: without planner statistics the entity arm's
-   * join runs its HNSW scan once per mention row (26 s instead of 0.1 s on the Node docs).
+   * memloom_analyze_if_grown: ANALYZE of a pool table never analyzed or grown by 10% since.
+   * PGlite has no autovacuum, and a server's may lag a bulk load: without planner statistics
+   * the entity arm's join ran its HNSW scan once per mention row (26 s instead of 0.1 s on the
+   * Node docs). A catalog read when nothing grew, so remember and forget do not pay an ANALYZE.
    */
-  async _refreshStats() {
-    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
+  async _analyzeIfGrown() {
+    await this.db.query('SELECT memloom_analyze_if_grown()');
   }
 
   /**
@@ -337,14 +344,16 @@ export class Store {
    * whether the index exists.
    */
   async maintainVectorIndex({ force = false } = {}) {
-    if (await this._hasVectorIndex()) return true;
+    if (this._vectorIndex || (await this._hasVectorIndex())) return (this._vectorIndex = true);
     if (this.embedder.dims > HNSW_MAX_DIMS) return false;
     if (this.kind === 'embedded' && !force) {
-      const { rows } = await this.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE status = 'active'`);
+      // The active items of every namespace, from the statistics the triggers keep exact (a
+      // count(*) read the whole pool on every write).
+      const { rows } = await this.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
       if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
     }
     await this.db.query('SELECT memloom_ensure_vector_index()');
-    return true;
+    return (this._vectorIndex = true);
   }
 
   async _hasVectorIndex() {
@@ -645,7 +654,7 @@ export class Store {
     report.removedMentions = dm;
     report.removedEntities = de;
     report.seconds = (Date.now() - started) / 1000;
-    if (report.items + report.removedMentions + report.removedEntities > 0) await this._refreshStats();
+    if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
     return report;
   }
 

@@ -48,6 +48,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0007_stats_rls",
         sql: include_str!("../../../sql/0007_stats_rls.sql"),
     },
+    Migration {
+        version: 9,
+        name: "0009_incremental_stats",
+        sql: include_str!("../../../sql/0009_incremental_stats.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.

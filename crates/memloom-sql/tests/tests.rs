@@ -15,4 +15,5 @@ mod plans;
 mod recall;
 mod remember;
 mod rls;
+mod stats;
 mod store;
