@@ -230,6 +230,10 @@ export class Store {
       for (const doc of g.docs) checkNoNul(doc.source, `the document name ${JSON.stringify(doc.source)}`);
     }
     const total = groups.reduce((n, g) => n + g.docs.length, 0);
+    // A load that writes more chunks than the namespace held is a bulk load: its transactions
+    // only mark the statistics for one recompute at the end (sql/0009, memloom.stats_bulk),
+    // which reads each document once instead of summing every file's lexemes.
+    const bulk = { before: await this._activeItems(), written: 0, used: false };
     let done = 0;
     const started = Date.now();
     const opts = maxBytes ? { maxBytes } : undefined;
@@ -273,7 +277,9 @@ export class Store {
           const chunks = chunk(doc.source, loaded.text, opts);
           const vectors = await this._embed(chunks.map((c) => c.content));
           const metadata = JSON.stringify({ root: group.root, fileHash: hash });
+          const isBulk = bulk.written + chunks.length > bulk.before;
           await this.db.transaction(async (tx) => {
+            if (isBulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
             // Two ingests of the same folder (two processes on a server store) queue here per
             // file: after the lock, the DELETE sees the other's committed chunks and replaces
             // them, so a file's chunks are never stored twice.
@@ -296,6 +302,8 @@ export class Store {
             }
           });
           report.chunks += chunks.length;
+          bulk.written += chunks.length;
+          bulk.used ||= isBulk;
           if (previous === undefined) report.added++;
           else report.changed++;
         }
@@ -312,6 +320,7 @@ export class Store {
         }
       }
     }
+    if (bulk.used) await this._refreshStats();
     if (report.added + report.changed + report.removed > 0) await this._afterWrite();
     return report;
   }
@@ -335,6 +344,17 @@ export class Store {
    */
   async _analyzeIfGrown() {
     await this.db.query('SELECT memloom_analyze_if_grown()');
+  }
+
+  /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). */
+  async _refreshStats() {
+    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
+  }
+
+  /** The namespace's active items, from the statistics the writes keep. */
+  async _activeItems() {
+    const { rows } = await this.db.query('SELECT doc_count::int AS n FROM memloom_namespace_stats WHERE namespace = $1', [this.namespace]);
+    return rows[0]?.n ?? 0;
   }
 
   /**
@@ -559,6 +579,8 @@ export class Store {
       [ns],
     );
     const total = todo[0].n;
+    // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
+    const bulk = total > (await this._activeItems()) / 2;
     const started = Date.now();
     const report = { items: 0, entities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
     let after = 0;
@@ -609,6 +631,7 @@ export class Store {
       const vectors = fresh.length > 0 ? await this._embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, this.embedder))) : [];
       const edgeList = [...edges.values()];
       await this.db.transaction(async (tx) => {
+        if (bulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
         if (fresh.length > 0) {
           const { rows: added } = await tx.query(
             `INSERT INTO memloom_entities (namespace, name, kind, embedding)
@@ -654,7 +677,8 @@ export class Store {
     report.removedMentions = dm;
     report.removedEntities = de;
     report.seconds = (Date.now() - started) / 1000;
-    if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
+    if (bulk && report.items > 0) await this._refreshStats();
+    else if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
     return report;
   }
 
