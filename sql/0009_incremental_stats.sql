@@ -220,8 +220,10 @@ COMMENT ON FUNCTION memloom_stats_prepare(text[], text[]) IS
 CREATE FUNCTION memloom_stats_commit() RETURNS trigger
 LANGUAGE plpgsql AS $$
 DECLARE
-    skip  text[];
-    z_ent bigint[];
+    skip    text[];
+    z_ent   bigint[];
+    big     boolean;
+    commits bigint;
 BEGIN
     PERFORM set_config('memloom.stats_pending', '', true);  -- later changes (after SET CONSTRAINTS) mark again
     -- Every namespace the transaction changed, locked in order. Taken here, at commit, after
@@ -254,55 +256,62 @@ BEGIN
             FROM pg_temp.memloom_pending_docs p GROUP BY 1) d
      WHERE s.namespace = d.namespace AND d.namespace <> ALL (skip);
 
-    -- Entity frequencies: df(e) = mentions of e by active items. Before this transaction (C)
-    -- and now (S), per (entity, item) pair: a pair it added counts if the item is active now,
-    -- a pair it removed counted if the item was active before, and a pair in both counts
-    -- the change of its item's status. An item's status before is the first pending record
-    -- of it; without one, its status now, or active when it is gone (this transaction deleted
-    -- it, and records deleted items only when they were not active).
-    WITH p AS (
-        SELECT m.entity_id, m.item_id, sum(m.sign) AS s FROM pg_temp.memloom_pending_mentions m GROUP BY 1, 2
-    ), first AS (
-        SELECT DISTINCT ON (r.item_id) r.item_id, r.was_active FROM pg_temp.memloom_pending_items r ORDER BY r.item_id, r.seq
-    ), st AS (
-        SELECT x.item_id, coalesce(m.status = 'active', false) AS now_active,
-               coalesce(f.was_active, m.status = 'active', true) AS then_active
-        FROM (SELECT p.item_id FROM p UNION SELECT first.item_id FROM first) x
-        LEFT JOIN first f ON f.item_id = x.item_id
-        LEFT JOIN memloom_items m ON m.id = x.item_id
-    ), d AS (
-        SELECT p.entity_id, CASE WHEN p.s > 0 THEN st.now_active::integer ELSE -st.then_active::integer END AS d
-        FROM p JOIN st ON st.item_id = p.item_id WHERE p.s <> 0
-        UNION ALL
-        SELECT mt.entity_id, st.now_active::integer - st.then_active::integer
-        FROM st JOIN memloom_mentions mt ON mt.item_id = st.item_id
-        LEFT JOIN p ON p.entity_id = mt.entity_id AND p.item_id = mt.item_id
-        WHERE st.now_active <> st.then_active AND coalesce(p.s, 0) = 0
-    ), up AS (
-        INSERT INTO memloom_entity_stats AS s (entity_id, namespace, df)
-        SELECT g.entity_id, e.namespace, g.df
-        FROM (SELECT d.entity_id, sum(d.d)::integer AS df FROM d GROUP BY 1 HAVING sum(d.d) <> 0) g
-        JOIN memloom_entities e ON e.id = g.entity_id  -- an entity deleted since has no row to change
-        WHERE e.namespace <> ALL (skip)
-        ORDER BY g.entity_id
-        ON CONFLICT (entity_id) DO UPDATE SET df = s.df + EXCLUDED.df
-        RETURNING s.entity_id, s.df
-    )
-    SELECT array_agg(up.entity_id) INTO z_ent FROM up WHERE up.df <= 0;
-    IF z_ent IS NOT NULL THEN
-        DELETE FROM memloom_entity_stats s WHERE s.entity_id = ANY (z_ent) AND s.df <= 0;
-    END IF;
+    IF EXISTS (SELECT 1 FROM pg_temp.memloom_pending_mentions) OR EXISTS (SELECT 1 FROM pg_temp.memloom_pending_items) THEN
+        -- Entity frequencies: df(e) = mentions of e by active items. Before this transaction (C)
+        -- and now (S), per (entity, item) pair: a pair it added counts if the item is active now,
+        -- a pair it removed counted if the item was active before, and a pair in both counts
+        -- the change of its item's status. An item's status before is the first pending record
+        -- of it; without one, its status now, or active when it is gone (this transaction deleted
+        -- it, and records deleted items only when they were not active).
+        WITH p AS (
+            SELECT m.entity_id, m.item_id, sum(m.sign) AS s FROM pg_temp.memloom_pending_mentions m GROUP BY 1, 2
+        ), first AS (
+            SELECT DISTINCT ON (r.item_id) r.item_id, r.was_active FROM pg_temp.memloom_pending_items r ORDER BY r.item_id, r.seq
+        ), st AS (
+            SELECT x.item_id, coalesce(m.status = 'active', false) AS now_active,
+                   coalesce(f.was_active, m.status = 'active', true) AS then_active
+            FROM (SELECT p.item_id FROM p UNION SELECT first.item_id FROM first) x
+            LEFT JOIN first f ON f.item_id = x.item_id
+            LEFT JOIN memloom_items m ON m.id = x.item_id
+        ), d AS (
+            SELECT p.entity_id, CASE WHEN p.s > 0 THEN st.now_active::integer ELSE -st.then_active::integer END AS d
+            FROM p JOIN st ON st.item_id = p.item_id WHERE p.s <> 0
+            UNION ALL
+            SELECT mt.entity_id, st.now_active::integer - st.then_active::integer
+            FROM st JOIN memloom_mentions mt ON mt.item_id = st.item_id
+            LEFT JOIN p ON p.entity_id = mt.entity_id AND p.item_id = mt.item_id
+            WHERE st.now_active <> st.then_active AND coalesce(p.s, 0) = 0
+        ), up AS (
+            INSERT INTO memloom_entity_stats AS s (entity_id, namespace, df)
+            SELECT g.entity_id, e.namespace, g.df
+            FROM (SELECT d.entity_id, sum(d.d)::integer AS df FROM d GROUP BY 1 HAVING sum(d.d) <> 0) g
+            JOIN memloom_entities e ON e.id = g.entity_id  -- an entity deleted since has no row to change
+            WHERE e.namespace <> ALL (skip)
+            ORDER BY g.entity_id
+            ON CONFLICT (entity_id) DO UPDATE SET df = s.df + EXCLUDED.df
+            RETURNING s.entity_id, s.df
+        )
+        SELECT array_agg(up.entity_id) INTO z_ent FROM up WHERE up.df <= 0;
+        IF z_ent IS NOT NULL THEN
+            DELETE FROM memloom_entity_stats s WHERE s.entity_id = ANY (z_ent) AND s.df <= 0;
+        END IF;
+        DELETE FROM pg_temp.memloom_pending_mentions;
+        DELETE FROM pg_temp.memloom_pending_items;
+    END IF;  -- (a remember that supersedes nothing has no entity part)
 
     -- Emptied by hand, not ON COMMIT DELETE ROWS: truncating them at every commit cost more
     -- than the whole remember (10 ms on PostgreSQL 15, the cached plans that read them
     -- replanned each time). Deleted rows of a temporary table are never vacuumed and its
-    -- inserts only append, so when they have grown (a large ingest) they are truncated.
+    -- inserts only append, so when they have grown (looked at every 64th commit of the
+    -- session, and after a large transaction) they are truncated.
+    big := (SELECT count(*) > 5000 FROM pg_temp.memloom_pending_terms);
+    commits := coalesce(nullif(current_setting('memloom.stats_commits', true), '')::bigint, 0) + 1;
+    PERFORM set_config('memloom.stats_commits', commits::text, false);
     DELETE FROM pg_temp.memloom_pending_terms;
     DELETE FROM pg_temp.memloom_pending_docs;
-    DELETE FROM pg_temp.memloom_pending_mentions;
-    DELETE FROM pg_temp.memloom_pending_items;
     DELETE FROM pg_temp.memloom_pending_stale;
-    IF pg_relation_size('pg_temp.memloom_pending_terms') + pg_relation_size('pg_temp.memloom_pending_mentions')
+    IF (big OR commits % 64 = 0)
+       AND pg_relation_size('pg_temp.memloom_pending_terms') + pg_relation_size('pg_temp.memloom_pending_mentions')
        + pg_relation_size('pg_temp.memloom_pending_docs') + pg_relation_size('pg_temp.memloom_pending_items') > 262144 THEN
         TRUNCATE pg_temp.memloom_pending_terms, pg_temp.memloom_pending_docs,
                  pg_temp.memloom_pending_mentions, pg_temp.memloom_pending_items;
@@ -316,57 +325,77 @@ COMMENT ON FUNCTION memloom_stats_commit() IS
 -- The triggers ------------------------------------------------------------------------------
 CREATE FUNCTION memloom_items_stats() RETURNS trigger
 LANGUAGE plpgsql AS $$
-DECLARE
-    changes text;
 BEGIN
-    -- The statement's counted changes as (namespace, tsv, sign): +1 for an active row that
-    -- appears, -1 for one that goes; an UPDATE only for rows whose status, tsv or namespace moved.
-    changes := CASE TG_OP
-        WHEN 'INSERT' THEN
-            $q$SELECT n.namespace, n.tsv, 1 AS sign FROM memloom_new_items n WHERE n.status = 'active'$q$
-        WHEN 'DELETE' THEN
-            $q$SELECT o.namespace, o.tsv, -1 AS sign FROM memloom_old_items o WHERE o.status = 'active'$q$
-        ELSE
-            $q$SELECT x.namespace, x.tsv, x.sign
-               FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
-               CROSS JOIN LATERAL (VALUES (o.namespace, o.tsv, -1, o.status = 'active'),
-                                          (n.namespace, n.tsv, 1, n.status = 'active')) AS x(namespace, tsv, sign, counted)
-               WHERE x.counted AND (o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace)$q$
-        END;
+    -- The statement's counted changes, (namespace, tsv, sign): +1 for an active row that
+    -- appears, -1 for one that goes; an UPDATE counts only rows whose status, tsv or namespace
+    -- moved. Static SQL per event (plans cached for the session: EXECUTE replanned each call,
+    -- which a transaction of 500 remembers paid 500 times).
     IF TG_OP = 'INSERT' THEN
         PERFORM 1 FROM memloom_new_items n WHERE n.status = 'active' LIMIT 1;
+        IF NOT FOUND THEN RETURN NULL; END IF;
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            -- A bulk load (an ingest rewriting most of the namespace): summing its lexemes
+            -- per transaction costs more than one recompute at the end (memloom_refresh_stats).
+            INSERT INTO pg_temp.memloom_pending_stale SELECT DISTINCT n.namespace FROM memloom_new_items n;
+            RETURN NULL;
+        END IF;
+        INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+        SELECT n.namespace, count(*), sum(length(n.tsv)) FROM memloom_new_items n
+        WHERE n.status = 'active' GROUP BY 1;
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT n.namespace, l.lexeme, count(*)
+        FROM memloom_new_items n CROSS JOIN LATERAL unnest(tsvector_to_array(n.tsv)) AS l(lexeme)
+        WHERE n.status = 'active' GROUP BY 1, 2;
     ELSIF TG_OP = 'DELETE' THEN
         PERFORM 1 FROM memloom_old_items o LIMIT 1;
+        IF NOT FOUND THEN RETURN NULL; END IF;  -- (ingest deletes a new file's no chunks)
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            INSERT INTO pg_temp.memloom_pending_stale SELECT DISTINCT o.namespace FROM memloom_old_items o;
+            RETURN NULL;
+        END IF;
+        INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+        SELECT o.namespace, -count(*), -sum(length(o.tsv)) FROM memloom_old_items o
+        WHERE o.status = 'active' GROUP BY 1;
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT o.namespace, l.lexeme, -count(*)
+        FROM memloom_old_items o CROSS JOIN LATERAL unnest(tsvector_to_array(o.tsv)) AS l(lexeme)
+        WHERE o.status = 'active' GROUP BY 1, 2;
+        -- Deleted items that were not active: their mentions, deleted with them, counted nothing.
+        INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
+        SELECT o.id, o.namespace, false FROM memloom_old_items o WHERE o.status <> 'active';
     ELSE
         PERFORM 1 FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
         WHERE o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace LIMIT 1;
-    END IF;
-    IF NOT FOUND THEN
-        RETURN NULL;  -- nothing counted changed (e.g. the indexer's indexed_at updates)
-    END IF;
-    PERFORM memloom_stats_pending();
-    IF current_setting('memloom.stats_bulk', true) = 'on' THEN
-        -- A bulk load (an ingest rewriting most of the namespace): summing its lexemes per
-        -- transaction costs more than one recompute at the end (memloom_refresh_stats).
-        EXECUTE format($q$INSERT INTO pg_temp.memloom_pending_stale SELECT DISTINCT c.namespace FROM (%s) c$q$, changes);
-        RETURN NULL;
-    END IF;
-    EXECUTE format($q$INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
-                      SELECT c.namespace, sum(c.sign), sum(c.sign * length(c.tsv)) FROM (%s) c GROUP BY c.namespace$q$, changes);
-    EXECUTE format($q$INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
-                      SELECT c.namespace, l.lexeme, sum(c.sign)
-                      FROM (%s) c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS l(lexeme)
-                      GROUP BY c.namespace, l.lexeme HAVING sum(c.sign) <> 0$q$, changes);
-    -- What the entity frequencies need at commit: status changes between active and not, and
-    -- deleted items that were not active (their mentions, deleted with them, counted nothing).
-    IF TG_OP = 'UPDATE' THEN
+        IF NOT FOUND THEN
+            RETURN NULL;  -- nothing counted changed (e.g. the indexer's indexed_at updates)
+        END IF;
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            INSERT INTO pg_temp.memloom_pending_stale
+            SELECT o.namespace FROM memloom_old_items o UNION SELECT n.namespace FROM memloom_new_items n;
+            RETURN NULL;
+        END IF;
+        WITH c AS (
+            SELECT x.namespace, x.tsv, x.sign
+            FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
+            CROSS JOIN LATERAL (VALUES (o.namespace, o.tsv, -1, o.status = 'active'),
+                                       (n.namespace, n.tsv, 1, n.status = 'active')) AS x(namespace, tsv, sign, counted)
+            WHERE x.counted AND (o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace)
+        ), docs AS (
+            INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+            SELECT c.namespace, sum(c.sign), sum(c.sign * length(c.tsv)) FROM c GROUP BY 1
+        )
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT c.namespace, l.lexeme, sum(c.sign)
+        FROM c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS l(lexeme)
+        GROUP BY 1, 2 HAVING sum(c.sign) <> 0;
+        -- What the entity frequencies need at commit: status changes between active and not.
         INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
         SELECT o.id, o.namespace, o.status = 'active'
         FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
         WHERE (o.status = 'active') <> (n.status = 'active');
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
-        SELECT o.id, o.namespace, false FROM memloom_old_items o WHERE o.status <> 'active';
     END IF;
     RETURN NULL;
 END
@@ -377,6 +406,12 @@ COMMENT ON FUNCTION memloom_items_stats() IS
 CREATE FUNCTION memloom_mentions_stats() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
+    IF TG_OP = 'INSERT' THEN
+        PERFORM 1 FROM memloom_new_mentions n LIMIT 1;
+    ELSE
+        PERFORM 1 FROM memloom_old_mentions o LIMIT 1;
+    END IF;
+    IF NOT FOUND THEN RETURN NULL; END IF;  -- (the indexer clears a new item's no mentions)
     PERFORM memloom_stats_pending();
     IF current_setting('memloom.stats_bulk', true) = 'on' THEN
         IF TG_OP IN ('DELETE', 'UPDATE') THEN

@@ -30,6 +30,8 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
     name       text        NOT NULL,
     checksum   text        NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now())`;
+/** remember / forget run the planner-statistics growth check (memloom_analyze_if_grown) every this many. */
+const ANALYZE_CHECK_EVERY = 64;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
 /** The recall arms, in fusion order. */
@@ -106,6 +108,7 @@ export class Store {
     this.files = files;
     this.location = location;
     this._vectorIndex = false; // once built, the HNSW index stays: no catalog query per write
+    this._smallWrites = 0;
   }
 
   /** 'embedded' (PGlite) or 'server'. */
@@ -328,11 +331,12 @@ export class Store {
   /**
    * After a write: planner statistics when a pool table has grown, and on the embedded store the
    * vector index policy. The keyword and entity statistics need nothing here: the writing
-   * statement's triggers kept them exact (sql/0009_incremental_stats.sql), so a write costs
-   * what it writes, not the namespace.
+   * transaction kept them exact (sql/0009_incremental_stats.sql), so a write costs what it
+   * writes, not the namespace. `small` (remember, forget): the growth check runs every
+   * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
    */
-  async _afterWrite() {
-    await this._analyzeIfGrown();
+  async _afterWrite({ small = false } = {}) {
+    if (!small || ++this._smallWrites % ANALYZE_CHECK_EVERY === 0) await this._analyzeIfGrown();
     await this.maintainVectorIndex();
   }
 
@@ -340,7 +344,7 @@ export class Store {
    * memloom_analyze_if_grown: ANALYZE of a pool table never analyzed or grown by 10% since.
    * PGlite has no autovacuum, and a server's may lag a bulk load: without planner statistics
    * the entity arm's join ran its HNSW scan once per mention row (26 s instead of 0.1 s on the
-   * Node docs). A catalog read when nothing grew, so remember and forget do not pay an ANALYZE.
+   * Node docs).
    */
   async _analyzeIfGrown() {
     await this.db.query('SELECT memloom_analyze_if_grown()');
@@ -364,15 +368,15 @@ export class Store {
    * whether the index exists.
    */
   async maintainVectorIndex({ force = false } = {}) {
-    if (this._vectorIndex || (await this._hasVectorIndex())) return (this._vectorIndex = true);
+    if (this._vectorIndex) return true;
     if (this.embedder.dims > HNSW_MAX_DIMS) return false;
     if (this.kind === 'embedded' && !force) {
-      // The active items of every namespace, from the statistics the triggers keep exact (a
-      // count(*) read the whole pool on every write).
+      // The active items of every namespace, from the statistics the writes keep exact (a
+      // count(*) read the whole pool on every write); the catalog only past the threshold.
       const { rows } = await this.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
       if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
     }
-    await this.db.query('SELECT memloom_ensure_vector_index()');
+    if (!(await this._hasVectorIndex())) await this.db.query('SELECT memloom_ensure_vector_index()');
     return (this._vectorIndex = true);
   }
 
@@ -419,7 +423,7 @@ export class Store {
       }
       return res;
     });
-    await this._afterWrite();
+    await this._afterWrite({ small: true });
     return out;
   }
 
@@ -453,7 +457,7 @@ export class Store {
       throw new MemloomError('forget takes a key, {key} or {id}');
     }
     n = Number(n ?? 0);
-    if (n > 0) await this._afterWrite();
+    if (n > 0) await this._afterWrite({ small: true });
     return { deleted: n };
   }
 
