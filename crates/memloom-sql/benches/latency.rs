@@ -478,6 +478,11 @@ async fn connect(config: &Config) -> Result<Client, BoxError> {
 
 async fn copy_items(config: Config, items: &[Item]) -> Result<(), BoxError> {
     let client = connect(&config).await?;
+    // A bulk load (sql/0009): the statistics triggers only mark the namespaces, and
+    // memloom_refresh_stats below recomputes them once instead of summing 1M rows' lexemes.
+    client
+        .batch_execute("SELECT set_config('memloom.stats_bulk', 'on', false)")
+        .await?;
     let vector = client.prepare("SELECT $1::vector").await?.params()[0].clone();
     let sink = client
         .copy_in(
