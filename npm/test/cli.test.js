@@ -122,12 +122,22 @@ test('an exact identifier ranks its section first, keyword arm voting', () => {
 test('--arms restricts the voting arms; --explain adds the terms', () => {
   const out = JSON.parse(cli(['recall', 'rolling restart', '--json', '--arms', 'keyword', '--explain']).stdout);
   assert.ok(out.results.length > 0);
+  let tail = false;
   for (const h of out.results) {
     assert.equal(h.ranks.vector, null);
     assert.equal(h.ranks.entity, null);
+    if (h.ranks.keyword === null) {
+      // Past the voted items (sql/0010): unscored matches of the arm that ran, after every voter.
+      tail = true;
+      assert.equal(h.rrfScore, 0);
+      assert.equal(h.explain.terms.keyword, null);
+      continue;
+    }
+    assert.ok(!tail, 'a voted result after an unscored one');
     assert.ok(h.ranks.keyword >= 1);
     assert.equal(h.explain.terms.keyword.term, 2 / (60 + h.ranks.keyword));
   }
+  assert.ok(out.results[0].ranks.keyword >= 1);
   const text = cli(['recall', 'rolling restart', '--explain', '--limit', '2']);
   assert.equal(text.status, 0, text.stderr);
   assert.match(text.stdout, /^1\. deploy\.md — Deploying the orders service > Rolling restart/m);
