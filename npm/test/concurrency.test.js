@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { embed } from '../src/entry-node.js';
 import { runCli } from './helpers.js';
+import { openPg } from '../src/db-pg.js';
 
 const url = process.env.MEMLOOM_TEST_DATABASE_URL;
 const noServer = url ? false : 'MEMLOOM_TEST_DATABASE_URL is not set';
@@ -163,4 +164,44 @@ test('server: two CLI processes ingesting one folder at once store each chunk on
   } finally {
     await client.end();
   }
+});
+
+test('server: a transaction that lost a race (40P01, 40001) runs again, at most 3 times; other errors at once', { skip: noServer }, async () => {
+  const db = await openPg(url);
+  try {
+    const lost = (code) => Object.assign(new Error(code === '40P01' ? 'deadlock detected' : 'could not serialize access'), { code });
+    let calls = 0;
+    const out = await db.transaction(async (tx) => {
+      calls++;
+      await tx.query('SELECT 1');
+      if (calls < 3) throw lost(calls === 1 ? '40P01' : '40001');
+      return 'done';
+    });
+    assert.deepEqual([out, calls], ['done', 3]);
+    calls = 0;
+    await assert.rejects(
+      db.transaction(async () => {
+        calls++;
+        throw lost('40P01');
+      }),
+      (e) => e.code === '40P01',
+    );
+    assert.equal(calls, 3, 'bounded: 3 attempts in all');
+    calls = 0;
+    await assert.rejects(
+      db.transaction(async () => {
+        calls++;
+        throw Object.assign(new Error('fk'), { code: '23503' });
+      }),
+    );
+    assert.equal(calls, 1, 'not a lost race: not retried');
+  } finally {
+    await db.close();
+  }
+  // The CLI's line for a write that still lost: one line, no stack (npm/bin/memloom.js).
+  const r = runCli(['remember', 'x', '--key', 'k', '--database-url', url, '--namespace', `conc-line-${process.pid}`], {
+    env: { NODE_OPTIONS: `--import ${new URL('./fixtures/deadlock-preload.mjs', import.meta.url).pathname}` },
+  });
+  assert.equal(r.status, 2, r.stderr);
+  assert.equal(r.stderr.trim(), 'memloom: error: the write collided with other writers 3 times (deadlock); nothing was changed, run the command again');
 });
