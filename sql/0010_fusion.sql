@@ -190,8 +190,12 @@ LANGUAGE plpgsql STABLE AS $$
 DECLARE
     vector_ids  bigint[];
     vector_dist double precision[];
+    vector_seen bigint[];
     keyword_ids bigint[];
     entity_ids  bigint[];
+    deep_vector  bigint[];
+    deep_keyword bigint[];
+    fused_n      bigint;
 BEGIN
     PERFORM memloom_check_vector(query_embedding);
     IF ns IS NULL THEN
@@ -215,12 +219,13 @@ BEGIN
           INTO vector_ids, vector_dist
         FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a;
         -- The keyword arm still scores every vector candidate (boost ids); only the votes are cut.
+        vector_seen := vector_ids;
     END IF;
     IF arms IS NULL OR 'keyword' = ANY (arms) THEN
         keyword_ids := ARRAY(
             SELECT a.id FROM (
                 SELECT a.id, a.score, max(a.score) OVER () AS best
-                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_ids) a
+                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_seen) a
             ) a
             WHERE a.score >= keyword_floor * a.best
             ORDER BY a.score DESC, a.id);
@@ -242,10 +247,36 @@ BEGIN
     JOIN memloom_items m ON m.id = f.id
     ORDER BY f.rrf_score DESC, f.id
     LIMIT lim;
+    GET DIAGNOSTICS fused_n = ROW_COUNT;
+    IF fused_n >= lim THEN RETURN; END IF;
+    -- More asked for than the candidates voted for: the vector and keyword arms' further items
+    -- follow, unscored (rrf_score 0, no ranks), by their position in the deeper lists, then id.
+    -- The voting calls above are untouched (the keyword arm keeps the same boost ids), so the
+    -- first results never depend on the limit; only this tail grows with it.
+    IF arms IS NULL OR 'vector' = ANY (arms) THEN
+        SELECT array_agg(a.id ORDER BY a.distance, a.id) INTO deep_vector
+        FROM memloom_vector_arm(query_embedding, ns, lim, kinds) a WHERE a.distance < 1;
+    END IF;
+    IF arms IS NULL OR 'keyword' = ANY (arms) THEN
+        deep_keyword := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, lim, kinds,
+                                                                  keyword_scan_cap, vector_seen) a);
+    END IF;
+    RETURN QUERY
+    SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, 0::double precision,
+           1 - (m.embedding <=> query_embedding), NULL::integer, NULL::integer, NULL::integer
+    FROM (SELECT d.id, min(d.pos) AS best
+          FROM (SELECT u.id, u.pos FROM unnest(deep_vector) WITH ORDINALITY AS u(id, pos)
+                UNION ALL
+                SELECT u.id, u.pos FROM unnest(deep_keyword) WITH ORDINALITY AS u(id, pos)) d
+          WHERE d.id <> ALL (coalesce(vector_ids, '{}') || coalesce(keyword_ids, '{}') || coalesce(entity_ids, '{}'))
+          GROUP BY d.id) t
+    JOIN memloom_items m ON m.id = t.id
+    ORDER BY t.best, t.id
+    LIMIT lim - fused_n;
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0';
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
 
 -- As in 0008: run as the owner with the pinned search path (the one 0008 gave
 -- memloom_current_namespace, so both always agree).

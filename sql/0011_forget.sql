@@ -17,14 +17,6 @@
 
 UPDATE memloom_meta SET schema_version = greatest(schema_version, 11);
 
--- The version links, indexed: a DELETE of a version checks memloom_items_supersedes_fkey and
--- memloom_items_superseded_by_fkey by looking for rows that reference it, which without an
--- index scans the whole pool once per deleted row; forget's unlinking below looks them up
--- too. Only memories that superseded (or were superseded by) another have a link.
-CREATE INDEX IF NOT EXISTS memloom_items_supersedes ON memloom_items (supersedes)
-    WHERE supersedes IS NOT NULL;
-CREATE INDEX IF NOT EXISTS memloom_items_superseded_by ON memloom_items (superseded_by)
-    WHERE superseded_by IS NOT NULL;
 
 CREATE FUNCTION memloom_forget(
     ns            text,

@@ -356,7 +356,8 @@ function printRecall(r, opts) {
           return `${a} ${t.weight}/(${h.explain.k}+${t.rank}) = ${t.term.toFixed(4)}`;
         })
         .join(' + ');
-      out(`   rrf = ${terms}`);
+      // Past the voted candidates, rows come unscored (sql/0010): say so rather than "rrf = ".
+      out(terms ? `   rrf = ${terms}` : '   no arm voted: listed after the fused results, by its position in the deeper arm lists');
     }
     const text = h.kind === 'chunk' && h.breadcrumb && h.content.startsWith(h.breadcrumb) ? h.content.slice(h.breadcrumb.length) : h.content;
     const oneLine = text.replace(/\s+/g, ' ').trim();

@@ -30,6 +30,8 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
     name       text        NOT NULL,
     checksum   text        NOT NULL,
     applied_at timestamptz NOT NULL DEFAULT now())`;
+/** remember / forget run the planner-statistics growth check (memloom_analyze_if_grown) every this many. */
+const ANALYZE_CHECK_EVERY = 64;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
 /** The recall arms, in fusion order. */
@@ -115,6 +117,7 @@ export class Store {
     this.files = files;
     this.location = location;
     this._vectorIndex = false; // once built, the HNSW index stays: no catalog query per write
+    this._smallWrites = 0;
   }
 
   /** 'embedded' (PGlite) or 'server'. */
@@ -239,6 +242,10 @@ export class Store {
       for (const doc of g.docs) checkNoNul(doc.source, `the document name ${JSON.stringify(doc.source)}`);
     }
     const total = groups.reduce((n, g) => n + g.docs.length, 0);
+    // A load that writes more chunks than the namespace held is a bulk load: its transactions
+    // only mark the statistics for one recompute at the end (sql/0009, memloom.stats_bulk),
+    // which reads each document once instead of summing every file's lexemes.
+    const bulk = { before: await this._activeItems(), written: 0, used: false };
     let done = 0;
     const started = Date.now();
     const opts = maxBytes ? { maxBytes } : undefined;
@@ -282,7 +289,9 @@ export class Store {
           const chunks = chunk(doc.source, loaded.text, opts);
           const vectors = await this._embed(chunks.map((c) => c.content));
           const metadata = JSON.stringify({ root: group.root, fileHash: hash });
+          const isBulk = bulk.written + chunks.length > bulk.before;
           await this.db.transaction(async (tx) => {
+            if (isBulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
             // Two ingests of the same folder (two processes on a server store) queue here per
             // file: after the lock, the DELETE sees the other's committed chunks and replaces
             // them, so a file's chunks are never stored twice.
@@ -305,6 +314,8 @@ export class Store {
             }
           });
           report.chunks += chunks.length;
+          bulk.written += chunks.length;
+          bulk.used ||= isBulk;
           if (previous === undefined) report.added++;
           else report.changed++;
         }
@@ -321,6 +332,7 @@ export class Store {
         }
       }
     }
+    if (bulk.used) await this._refreshStats();
     if (report.added + report.changed + report.removed > 0) await this._afterWrite();
     return report;
   }
@@ -328,11 +340,12 @@ export class Store {
   /**
    * After a write: planner statistics when a pool table has grown, and on the embedded store the
    * vector index policy. The keyword and entity statistics need nothing here: the writing
-   * statement's triggers kept them exact (sql/0009_incremental_stats.sql), so a write costs
-   * what it writes, not the namespace.
+   * transaction kept them exact (sql/0009_incremental_stats.sql), so a write costs what it
+   * writes, not the namespace. `small` (remember, forget): the growth check runs every
+   * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
    */
-  async _afterWrite() {
-    await this._analyzeIfGrown();
+  async _afterWrite({ small = false } = {}) {
+    if (!small || ++this._smallWrites % ANALYZE_CHECK_EVERY === 0) await this._analyzeIfGrown();
     await this.maintainVectorIndex();
   }
 
@@ -340,10 +353,21 @@ export class Store {
    * memloom_analyze_if_grown: ANALYZE of a pool table never analyzed or grown by 10% since.
    * PGlite has no autovacuum, and a server's may lag a bulk load: without planner statistics
    * the entity arm's join ran its HNSW scan once per mention row (26 s instead of 0.1 s on the
-   * Node docs). A catalog read when nothing grew, so remember and forget do not pay an ANALYZE.
+   * Node docs).
    */
   async _analyzeIfGrown() {
     await this.db.query('SELECT memloom_analyze_if_grown()');
+  }
+
+  /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). */
+  async _refreshStats() {
+    await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
+  }
+
+  /** The namespace's active items, from the statistics the writes keep. */
+  async _activeItems() {
+    const { rows } = await this.db.query('SELECT doc_count::int AS n FROM memloom_namespace_stats WHERE namespace = $1', [this.namespace]);
+    return rows[0]?.n ?? 0;
   }
 
   /**
@@ -353,15 +377,15 @@ export class Store {
    * whether the index exists.
    */
   async maintainVectorIndex({ force = false } = {}) {
-    if (this._vectorIndex || (await this._hasVectorIndex())) return (this._vectorIndex = true);
+    if (this._vectorIndex) return true;
     if (this.embedder.dims > HNSW_MAX_DIMS) return false;
     if (this.kind === 'embedded' && !force) {
-      // The active items of every namespace, from the statistics the triggers keep exact (a
-      // count(*) read the whole pool on every write).
+      // The active items of every namespace, from the statistics the writes keep exact (a
+      // count(*) read the whole pool on every write); the catalog only past the threshold.
       const { rows } = await this.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
       if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
     }
-    await this.db.query('SELECT memloom_ensure_vector_index()');
+    if (!(await this._hasVectorIndex())) await this.db.query('SELECT memloom_ensure_vector_index()');
     return (this._vectorIndex = true);
   }
 
@@ -408,7 +432,7 @@ export class Store {
       }
       return res;
     });
-    await this._afterWrite();
+    await this._afterWrite({ small: true });
     return out;
   }
 
@@ -437,7 +461,7 @@ export class Store {
       tx.query('SELECT items, mentions, entities FROM memloom_forget($1, $2, $3, false)', [this.namespace, key, id]),
     );
     const out = { deleted: Number(rows[0].items), mentions: Number(rows[0].mentions), entities: Number(rows[0].entities) };
-    if (out.deleted > 0) await this._afterWrite();
+    if (out.deleted > 0) await this._afterWrite({ small: true });
     return out;
   }
 
@@ -565,6 +589,8 @@ export class Store {
       [ns],
     );
     const total = todo[0].n;
+    // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
+    const bulk = total > (await this._activeItems()) / 2;
     const started = Date.now();
     const report = { items: 0, entities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
     let after = 0;
@@ -615,6 +641,7 @@ export class Store {
       const vectors = fresh.length > 0 ? await this._embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, this.embedder))) : [];
       const edgeList = [...edges.values()];
       await this.db.transaction(async (tx) => {
+        if (bulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
         if (fresh.length > 0) {
           const { rows: added } = await tx.query(
             `INSERT INTO memloom_entities (namespace, name, kind, embedding)
@@ -660,7 +687,8 @@ export class Store {
     report.removedMentions = dm;
     report.removedEntities = de;
     report.seconds = (Date.now() - started) / 1000;
-    if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
+    if (bulk && report.items > 0) await this._refreshStats();
+    else if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
     return report;
   }
 

@@ -478,6 +478,11 @@ async fn connect(config: &Config) -> Result<Client, BoxError> {
 
 async fn copy_items(config: Config, items: &[Item]) -> Result<(), BoxError> {
     let client = connect(&config).await?;
+    // A bulk load (sql/0009): the statistics triggers only mark the namespaces, and
+    // memloom_refresh_stats below recomputes them once instead of summing 1M rows' lexemes.
+    client
+        .batch_execute("SELECT set_config('memloom.stats_bulk', 'on', false)")
+        .await?;
     let vector = client.prepare("SELECT $1::vector").await?.params()[0].clone();
     let sink = client
         .copy_in(
@@ -1039,28 +1044,44 @@ async fn run_one(
             Ok(rows.iter().map(|r| r.get(0)).collect())
         }
         Shape::ClientFused => {
-            let vector = ids(
-                client,
-                "SELECT id FROM memloom_vector_arm($1::real[]::vector, $2, $3, NULL)",
-                &[
-                    (emb, Type::FLOAT4_ARRAY),
-                    (&ns, Type::TEXT),
-                    (&cand, Type::INT4),
-                ],
-            )
-            .await?;
-            let keyword = ids(
-                client,
-                "SELECT id FROM memloom_keyword_arm($1, $2, $3, NULL, $4, $5)",
-                &[
-                    (&q.text, Type::TEXT),
-                    (&ns, Type::TEXT),
-                    (&cand, Type::INT4),
-                    (&cap, Type::INT4),
-                    (&vector, Type::INT8_ARRAY),
-                ],
-            )
-            .await?;
+            // The same votes as memloom_fuse (sql/0010): every vector candidate is a boost id,
+            // but only those with cosine > 0 vote; keyword items vote from
+            // DEFAULT_KEYWORD_FLOOR of the best score up.
+            let rows = client
+                .query_typed(
+                    "SELECT id, distance FROM memloom_vector_arm($1::real[]::vector, $2, $3, NULL)",
+                    &[
+                        (emb, Type::FLOAT4_ARRAY),
+                        (&ns, Type::TEXT),
+                        (&cand, Type::INT4),
+                    ],
+                )
+                .await?;
+            let seen: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+            let vector: Vec<i64> = rows
+                .iter()
+                .filter(|r| r.get::<_, f64>(1) < 1.0)
+                .map(|r| r.get(0))
+                .collect();
+            let rows = client
+                .query_typed(
+                    "SELECT id, score FROM memloom_keyword_arm($1, $2, $3, NULL, $4, $5)",
+                    &[
+                        (&q.text, Type::TEXT),
+                        (&ns, Type::TEXT),
+                        (&cand, Type::INT4),
+                        (&cap, Type::INT4),
+                        (&seen, Type::INT8_ARRAY),
+                    ],
+                )
+                .await?;
+            let best = rows.first().map_or(0.0, |r| r.get::<_, f64>(1));
+            let floor = memloom_core::fuse::DEFAULT_KEYWORD_FLOOR * best;
+            let keyword: Vec<i64> = rows
+                .iter()
+                .filter(|r| r.get::<_, f64>(1) >= floor)
+                .map(|r| r.get(0))
+                .collect();
             let gate = 0.60_f64;
             let entity = ids(
                 client,

@@ -376,6 +376,35 @@ async fn first_write_creates_the_row_and_uncounted_updates_change_nothing() {
         .unwrap();
     db.chunk("ns", "b.md", "billing postgres").await;
     assert_incremental_equals_full(&db.client, "after a write on a stale base").await;
+
+    // A bulk transaction (memloom.stats_bulk) leaves the namespace marked for recompute; the
+    // loader's memloom_refresh_stats, or else the next write, makes it exact again.
+    db.client
+        .batch_execute(
+            "BEGIN; SELECT set_config('memloom.stats_bulk', 'on', true);
+             DELETE FROM memloom_items WHERE source = 'a.md';
+             INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT 'ns', 'chunk', 'bulk.md', 'retry timeout ' || g, (SELECT embedding FROM memloom_items LIMIT 1)
+             FROM generate_series(1, 20) g;
+             COMMIT;",
+        )
+        .await
+        .unwrap();
+    let stale: Option<i64> = db
+        .client
+        .query_one(
+            "SELECT total_len FROM memloom_namespace_stats WHERE namespace = 'ns'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(
+        stale, None,
+        "a bulk commit marks the namespace for recompute"
+    );
+    db.chunk("ns", "c.md", "socket stream").await;
+    assert_incremental_equals_full(&db.client, "after a write following a bulk load").await;
     db.drop_db().await;
 }
 
