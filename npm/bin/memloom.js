@@ -6,6 +6,7 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { openStore, embedderFromEnv, extractorFromEnv, offlineExtractor, MemloomError, ARMS } from '../src/entry-node.js';
+import { isTransient, WRITE_ATTEMPTS } from '../src/errors.js';
 
 const USAGE = `memloom: hybrid recall over your docs and team memories
 
@@ -450,7 +451,10 @@ main(process.argv.slice(2)).then(
   },
   (e) => {
     if (e instanceof MemloomError) err(`memloom: error: ${e.message}`);
-    else err(`memloom: unexpected error: ${e?.stack ?? e}\n(please report it with the command you ran)`);
+    else if (isTransient(e)) {
+      // The store retried the transaction already (db-pg.js): say so in one line, no stack.
+      err(`memloom: error: the write collided with other writers ${WRITE_ATTEMPTS} times (${e.code === '40P01' ? 'deadlock' : 'serialization failure'}); nothing was changed, run the command again`);
+    } else err(`memloom: unexpected error: ${e?.stack ?? e}\n(please report it with the command you ran)`);
     process.exitCode = 2;
   },
 );

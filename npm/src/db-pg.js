@@ -1,6 +1,7 @@
 // A PostgreSQL server (with pgvector) by URL, through `pg`. One connection: the CLI and the
 // store API run one statement at a time, and transactions need one session anyway.
 import pg from 'pg';
+import { isTransient, WRITE_ATTEMPTS } from './errors.js';
 
 export async function openPg(url) {
   const client = new pg.Client({ connectionString: url, application_name: 'memloom' });
@@ -15,21 +16,35 @@ export async function openPg(url) {
   return {
     kind: 'server',
     ...wrap(client),
+    // A deadlock (40P01) or serialization failure (40001) rolled back the whole transaction so
+    // that the other writer could go on: run it again, a bounded number of times, after a
+    // short jittered pause. Every store write is a transaction function that reads what it
+    // needs inside, so running it again is running it anew. A nested call joins the outer
+    // transaction, which is the one retried.
     async transaction(fn) {
       if (depth > 0) return fn(wrap(client));
-      depth++;
-      await client.query('BEGIN');
-      try {
-        const out = await fn(wrap(client));
-        await client.query('COMMIT');
-        return out;
-      } catch (e) {
-        await client.query('ROLLBACK').catch(() => {});
-        throw e;
-      } finally {
-        depth--;
+      for (let attempt = 1; ; attempt++) {
+        depth++;
+        try {
+          await client.query('BEGIN');
+          const out = await fn(wrap(client));
+          await client.query('COMMIT');
+          return out;
+        } catch (e) {
+          await client.query('ROLLBACK').catch(() => {});
+          if (!isTransient(e) || attempt >= WRITE_ATTEMPTS) throw e;
+        } finally {
+          depth--;
+        }
+        await new Promise((r) => setTimeout(r, backoffMs(attempt)));
       }
     },
     close: () => client.end(),
   };
+}
+
+/** 10 ms, 20 ms, ... doubled per attempt, plus up to as much again at random. */
+function backoffMs(attempt) {
+  const base = 10 * 2 ** Math.min(attempt - 1, 6);
+  return base + Math.random() * base;
 }

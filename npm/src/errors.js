@@ -5,3 +5,11 @@ export class MemloomError extends Error {
     this.name = 'MemloomError';
   }
 }
+
+/** Attempts of one write transaction in all (as memloom-sql's WRITE_ATTEMPTS). */
+export const WRITE_ATTEMPTS = 3;
+
+/** A lost race that running the transaction again can win: 40001 (serialization failure) or 40P01 (deadlock). */
+export function isTransient(e) {
+  return e?.code === '40001' || e?.code === '40P01';
+}

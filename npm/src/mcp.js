@@ -170,21 +170,21 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
     if ((id === undefined) === (key === undefined)) {
       return toolError('pass exactly one of id (one memory) or key (every version of a key)');
     }
-    // Counted here, not taken from store.forget: its count is 0 on a server store (pg reports
-    // rowCount, not PGlite's affectedRows).
-    let deleted;
     if (id !== undefined) {
       const { rows } = await store.db.query('SELECT kind FROM memloom_items WHERE namespace = $1 AND id = $2', [store.namespace, id]);
-      if (rows.length === 0) return toolError(`no memory with id ${id}; recall or history show the ids of memories`);
-      if (rows[0].kind !== 'memory') {
+      if (rows.length > 0 && rows[0].kind !== 'memory') {
         return toolError(`item ${id} is a document chunk, not a memory; chunks are removed by deleting the file and ingesting again`);
       }
-      deleted = 1;
-    } else {
-      deleted = (await store.history(key)).length;
-      if (deleted === 0) return toolError(`no memory with key "${key}"; nothing was deleted (history shows what a key holds)`);
     }
-    await store.forget(id !== undefined ? { id } : { key });
+    // The count memloom_forget reports (0: nothing matched, or a concurrent forget won).
+    const { deleted } = await store.forget(id !== undefined ? { id } : { key });
+    if (deleted === 0) {
+      return toolError(
+        id !== undefined
+          ? `no memory with id ${id}; recall or history show the ids of memories`
+          : `no memory with key "${key}"; nothing was deleted (history shows what a key holds)`,
+      );
+    }
     const what = id !== undefined ? `memory ${id}` : `key "${key}" (${deleted} version${deleted === 1 ? '' : 's'})`;
     return { content: [{ type: 'text', text: `forgot ${what}` }], structuredContent: { deleted } };
   });

@@ -436,38 +436,33 @@ export class Store {
     return out;
   }
 
-  /** Deletes a memory key (every version) or one item by id. Returns how many rows went. */
+  /**
+   * Deletes a memory key (every version) or one item by id, with their mentions and the
+   * entities nothing mentions any more: memloom_forget (sql/0011_forget.sql), the function
+   * every client calls, under the key's lock as remember takes it. Returns what it removed:
+   * `{deleted, mentions, entities}` (deleted = items).
+   */
   async forget(target) {
     const t = typeof target === 'string' ? { key: target } : (target ?? {});
-    let n;
+    let key = null;
+    let id = null;
     if (t.key != null) {
-      if (typeof t.key !== 'string') throw new MemloomError('forget: key must be a string');
+      if (typeof t.key !== 'string' || t.key === '') throw new MemloomError('forget: key must be a non-empty string');
       checkNoNul(t.key, 'the key');
-      n = await this.db.transaction(async (tx) => {
-        await tx.query(
-          `UPDATE memloom_items SET supersedes = NULL, superseded_by = NULL WHERE namespace = $1 AND key = $2`,
-          [this.namespace, t.key],
-        );
-        return (await tx.query('DELETE FROM memloom_items WHERE namespace = $1 AND key = $2', [this.namespace, t.key])).affectedRows;
-      });
+      key = t.key;
     } else if (t.id != null) {
-      n = await this.db.transaction(async (tx) => {
-        await tx.query(
-          `UPDATE memloom_items SET supersedes = NULL WHERE namespace = $1 AND supersedes = $2`,
-          [this.namespace, t.id],
-        );
-        await tx.query(
-          `UPDATE memloom_items SET superseded_by = NULL WHERE namespace = $1 AND superseded_by = $2`,
-          [this.namespace, t.id],
-        );
-        return (await tx.query('DELETE FROM memloom_items WHERE namespace = $1 AND id = $2', [this.namespace, t.id])).affectedRows;
-      });
+      if (!Number.isSafeInteger(Number(t.id)) || Number(t.id) < 1) throw new MemloomError('forget: id must be a positive integer');
+      id = Number(t.id);
     } else {
       throw new MemloomError('forget takes a key, {key} or {id}');
     }
-    n = Number(n ?? 0);
-    if (n > 0) await this._afterWrite({ small: true });
-    return { deleted: n };
+    // memories_only false: the CLI's `forget --id` removes any item of the namespace, chunks too.
+    const { rows } = await this.db.transaction((tx) =>
+      tx.query('SELECT items, mentions, entities FROM memloom_forget($1, $2, $3, false)', [this.namespace, key, id]),
+    );
+    const out = { deleted: Number(rows[0].items), mentions: Number(rows[0].mentions), entities: Number(rows[0].entities) };
+    if (out.deleted > 0) await this._afterWrite({ small: true });
+    return out;
   }
 
   /** Every version of a memory key, oldest first. */

@@ -97,6 +97,20 @@ test('remember, supersede, history', () => {
   assert.equal(JSON.parse(r.stdout).length, 1);
 });
 
+test('forget prints the true count: every version of a key, then nothing', () => {
+  let r = cli(['remember', 'Rotate the staging keys monthly.', '--key', 'key-rotation']);
+  assert.equal(r.status, 0, r.stderr);
+  r = cli(['remember', 'Rotate the staging keys weekly.', '--key', 'key-rotation']);
+  assert.equal(r.status, 0, r.stderr);
+  r = cli(['forget', '--key', 'key-rotation']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'forgot 2 items');
+  r = cli(['forget', '--key', 'key-rotation']);
+  assert.equal(r.stdout.trim(), 'forgot 0 items');
+  r = cli(['recall', 'staging keys rotation', '--json']);
+  assert.ok(!JSON.parse(r.stdout).results.some((x) => /staging keys/.test(x.content)), 'forgotten memory recalled');
+});
+
 test('recall --json follows the contract and never returns a superseded memory', () => {
   const r = cli(['recall', 'how many replicas does the orders service run', '--json', '--limit', '5']);
   assert.equal(r.status, 0, r.stderr);

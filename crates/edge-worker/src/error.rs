@@ -8,6 +8,13 @@ use serde::Serialize;
 /// Seconds a client should wait before retrying when the database is unavailable.
 pub const RETRY_AFTER_SECS: u32 = 5;
 
+/// The `code` of [`ApiError::write_conflict`].
+pub const WRITE_CONFLICT: &str = "write_conflict";
+
+/// Seconds a client should wait before retrying a write that collided: the others' locks are
+/// held for milliseconds.
+pub const WRITE_CONFLICT_RETRY_SECS: u32 = 1;
+
 /// A client-visible error: `{"error": {"code", "message"}}` with `status`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
@@ -82,6 +89,19 @@ impl ApiError {
         }
     }
 
+    /// The write lost a race with other writers (a deadlock or serialization failure) on
+    /// every attempt the worker made ([`memloom_sql::WRITE_ATTEMPTS`]); nothing was changed.
+    pub fn write_conflict() -> ApiError {
+        ApiError {
+            retry_after: Some(WRITE_CONFLICT_RETRY_SECS),
+            ..ApiError::new(
+                409,
+                WRITE_CONFLICT,
+                "the write collided with concurrent writes of the same memory and was not applied; retry it",
+            )
+        }
+    }
+
     /// A fault of the deployment or the worker; details are in the worker's log.
     pub fn internal() -> ApiError {
         ApiError::new(
@@ -130,6 +150,8 @@ pub fn from_sqlstate(sqlstate: Option<&str>) -> ApiError {
         }
         "53300" | "53400" => ApiError::unavailable("the database is at capacity; retry shortly"),
         "57014" | "55P03" => ApiError::unavailable("the database did not answer in time; retry"),
+        // serialization_failure, deadlock_detected: retried by the worker before it gets here.
+        s if memloom_sql::is_transient_sqlstate(s) => ApiError::write_conflict(),
         // undefined_function / undefined_table: the migrations were not applied.
         "42883" | "42P01" => ApiError::new(
             500,
@@ -192,6 +214,18 @@ mod tests {
         for s in ["08006", "08001", "57P01", "57P03", "53300", "57014"] {
             assert_eq!(from_sqlstate(Some(s)).status, 503, "{s}");
             assert!(from_sqlstate(Some(s)).retry_after.is_some(), "{s}");
+        }
+    }
+
+    #[test]
+    fn lost_races_are_409_with_retry_after_never_500() {
+        for s in ["40001", "40P01"] {
+            let e = from_sqlstate(Some(s));
+            assert_eq!(
+                (e.status, e.code, e.retry_after),
+                (409, WRITE_CONFLICT, Some(WRITE_CONFLICT_RETRY_SECS)),
+                "{s}"
+            );
         }
     }
 

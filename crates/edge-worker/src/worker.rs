@@ -178,14 +178,56 @@ async fn save_memory(
     let identity = embedder.identity();
     let ns = namespace.to_string();
     let (text, key) = (memory.text.clone(), memory.key.clone());
-    with_db(env, ctx, log, Some(namespace), move |client| async move {
-        let check = check_embedder(&client, &identity);
-        let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
-        let (checked, saved) = join(check, save).await;
-        checked?;
-        saved.map_err(|e| store_error(&e))
+    with_db_write(env, ctx, log, namespace, |client| {
+        let (identity, ns, key, text, embedding) = (
+            identity.clone(),
+            ns.clone(),
+            key.clone(),
+            text.clone(),
+            embedding.clone(),
+        );
+        async move {
+            let check = check_embedder(&client, &identity);
+            let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
+            let (checked, saved) = join(check, save).await;
+            checked?;
+            saved.map_err(|e| store_error(&e))
+        }
     })
     .await
+}
+
+/// [`with_db`] for a write: a transaction that lost a race (deadlock, serialization failure:
+/// [`ApiError::write_conflict`]) was rolled back whole, so it runs again on a new connection,
+/// up to [`memloom_sql::WRITE_ATTEMPTS`] times with a short jittered pause; after the last,
+/// the client gets 409 with Retry-After (never 500).
+async fn with_db_write<T, F, Fut>(
+    env: &Env,
+    ctx: &Context,
+    log: &mut RequestLog,
+    namespace: &str,
+    work: F,
+) -> Result<T, ApiError>
+where
+    F: Fn(Rc<Client>) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let seed = now();
+    let mut attempt = 1;
+    loop {
+        match with_db(env, ctx, log, Some(namespace), &work).await {
+            Err(e) if e.code == error::WRITE_CONFLICT && attempt < memloom_sql::WRITE_ATTEMPTS => {
+                let pause = memloom_sql::backoff(attempt, seed);
+                Delay::from(pause).await;
+                attempt += 1;
+            }
+            Err(e) if e.code == error::WRITE_CONFLICT => {
+                log.detail = Some(format!("write conflict on all {attempt} attempts"));
+                return Err(e);
+            }
+            out => return out,
+        }
+    }
 }
 
 /// `GET /v1/health`: can the database be reached, which schema and embedder does it have.

@@ -2,7 +2,8 @@
 //! runner that applies them under the contract in `sql/README.md`, [`init_store`] (the
 //! embedder and its vector dimensions, chosen once per store), and typed calls of
 //! `memloom_fuse` (recall, one statement), `memloom_remember` (versioned memories) and the
-//! memories' `forget` and `history`.
+//! memories' `forget` (`memloom_forget`) and `history`, and bounded retries of writes that lost
+//! a race ([`retry_transient`]).
 //!
 //! The crate needs only a connected [`tokio_postgres::Client`]: it has no runtime of its own,
 //! so the edge worker can use it on wasm32 over `Config::connect_raw`. Vectors travel as
@@ -13,6 +14,7 @@ mod error;
 mod memories;
 mod migrate;
 mod recall;
+mod retry;
 mod scope;
 mod store;
 
@@ -20,5 +22,6 @@ pub use error::{Error, ErrorKind};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
+pub use retry::{backoff, is_transient, is_transient_sqlstate, retry_transient, WRITE_ATTEMPTS};
 pub use scope::{begin_scoped, set_namespace, SCOPE_SQL};
 pub use store::{ensure_vector_index, init_store, StoreEmbedder};

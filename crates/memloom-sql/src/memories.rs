@@ -1,7 +1,8 @@
 //! Memories beyond remembering: `forget` (a key's every version, or one memory by id) and
 //! `history` (a key's versions, oldest first). The same semantics as the npm store's
 //! `forget` / `history` (npm/src/store.js), restricted to memories: document chunks belong to
-//! ingest. Each call is one statement, so a forget is atomic without a client transaction.
+//! ingest. Each call is one statement, so a forget is atomic without a client transaction;
+//! forget is `memloom_forget` (sql/0011), the same function every client calls.
 
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
@@ -17,11 +18,15 @@ pub enum ForgetTarget<'a> {
     Id(i64),
 }
 
-/// What a forget did.
+/// What a forget did (the counts `memloom_forget` returns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Forgotten {
-    /// Rows deleted (0 when nothing matched).
+    /// Items deleted: a key's versions, or the one memory (0 when nothing matched).
     pub deleted: i64,
+    /// Mentions of those items deleted with them.
+    pub mentions: i64,
+    /// Entities deleted because nothing mentions them any more.
+    pub entities: i64,
     /// The id named a document chunk, which forget leaves alone.
     pub not_a_memory: bool,
 }
@@ -38,25 +43,12 @@ pub struct MemoryVersion {
     pub created_at: String,
 }
 
-/// Deleting one version clears the other versions' links to it first (in the same statement:
-/// the foreign keys are checked at its end), as the npm store does.
-const FORGET_ID: &str = "WITH target AS (
-    SELECT id, kind FROM memloom_items WHERE namespace = $1 AND id = $2),
-unlinked AS (
-    UPDATE memloom_items
-       SET supersedes = NULLIF(supersedes, $2), superseded_by = NULLIF(superseded_by, $2)
-     WHERE namespace = $1 AND (supersedes = $2 OR superseded_by = $2)
-       AND EXISTS (SELECT 1 FROM target WHERE kind = 'memory')),
-deleted AS (
-    DELETE FROM memloom_items i USING target t
-     WHERE i.id = t.id AND t.kind = 'memory' RETURNING i.id)
-SELECT (SELECT count(*) FROM deleted), coalesce((SELECT kind <> 'memory' FROM target), false)";
-
-/// The versions of a key link only to each other, so deleting them all in one statement
-/// leaves no dangling reference.
-const FORGET_KEY: &str = "WITH deleted AS (
-    DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'memory' AND key = $2 RETURNING id)
-SELECT count(*), false FROM deleted";
+/// One call of `memloom_forget` (sql/0011_forget.sql): under the key's advisory lock, as
+/// `memloom_remember`, so concurrent writers of a key queue in one order instead of
+/// deadlocking; it keeps the other versions' links valid and removes the mentions and the
+/// entities no longer mentioned. Memories only: document chunks belong to ingest.
+const FORGET: &str = "SELECT items::bigint, mentions::bigint, entities::bigint, not_a_memory
+  FROM memloom_forget($1, $2, $3, true)";
 
 const HISTORY: &str = "SELECT id, version, status, content,
        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
@@ -64,13 +56,15 @@ const HISTORY: &str = "SELECT id, version, status, content,
  WHERE namespace = $1 AND kind = 'memory' AND key = $2
  ORDER BY version";
 
-/// Forgets a memory key (every version) or one memory, in `namespace` only.
+/// Forgets a memory key (every version) or one memory, in `namespace` only. One statement:
+/// atomic on its own, or part of the caller's transaction. A deadlock or serialization
+/// failure ([`crate::is_transient`]) is the caller's to retry ([`crate::retry_transient`]).
 pub async fn forget(
     client: &Client,
     namespace: &str,
     target: &ForgetTarget<'_>,
 ) -> Result<Forgotten, Error> {
-    let row = match target {
+    let (key, id) = match target {
         ForgetTarget::Key(key) => {
             if key.is_empty() {
                 return Err(Error::new(
@@ -78,21 +72,27 @@ pub async fn forget(
                     "a memory key cannot be empty",
                 ));
             }
-            client
-                .query_typed_one(FORGET_KEY, &[(&namespace, Type::TEXT), (key, Type::TEXT)])
-                .await
+            (Some(*key), None)
         }
-        ForgetTarget::Id(id) => {
-            client
-                .query_typed_one(FORGET_ID, &[(&namespace, Type::TEXT), (id, Type::INT8)])
-                .await
-        }
-    }
-    .map_err(|e| Error::db("forget failed", e))?;
+        ForgetTarget::Id(id) => (None, Some(*id)),
+    };
+    let row = client
+        .query_typed_one(
+            FORGET,
+            &[
+                (&namespace, Type::TEXT),
+                (&key, Type::TEXT),
+                (&id, Type::INT8),
+            ],
+        )
+        .await
+        .map_err(|e| Error::db("forget failed", e))?;
     let bad = |e: tokio_postgres::Error| Error::db("forget returned an unexpected row", e);
     Ok(Forgotten {
         deleted: row.try_get(0).map_err(bad)?,
-        not_a_memory: row.try_get(1).map_err(bad)?,
+        mentions: row.try_get(1).map_err(bad)?,
+        entities: row.try_get(2).map_err(bad)?,
+        not_a_memory: row.try_get(3).map_err(bad)?,
     })
 }
 

@@ -63,6 +63,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0010_fusion",
         sql: include_str!("../../../sql/0010_fusion.sql"),
     },
+    Migration {
+        version: 11,
+        name: "0011_forget",
+        sql: include_str!("../../../sql/0011_forget.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.

@@ -107,7 +107,7 @@ async fn snapshot(c: &Client) -> (Terms, Namespaces, Entities) {
 }
 
 /// The incremental statistics against a full recompute of every namespace (rolled back).
-async fn assert_incremental_equals_full(c: &Client, when: &str) {
+pub(crate) async fn assert_incremental_equals_full(c: &Client, when: &str) {
     let incremental = snapshot(c).await;
     c.batch_execute(
         "BEGIN;

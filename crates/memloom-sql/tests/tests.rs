@@ -7,6 +7,7 @@
 mod util;
 
 mod embedder;
+mod forget;
 mod fusion;
 mod keyword;
 mod memories;

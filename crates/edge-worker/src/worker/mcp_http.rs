@@ -1,6 +1,6 @@
 //! `POST /mcp` (wasm32): runs the tool calls that [`crate::mcp`] parsed, on the same code paths
 //! as `/v1/recall` and `/v1/memories` (the query embedding, the embedder check, one
-//! `memloom_fuse`, `memloom_remember`) plus `memloom_sql::forget` / `history`, in the bearer
+//! `memloom_fuse`, `memloom_remember`) plus `memloom_sql::forget` (`memloom_forget`) / `history`, in the bearer
 //! token's namespace. A child of `worker`, so it shares its private helpers.
 
 use serde::Serialize;
@@ -76,14 +76,17 @@ async fn run(
         ToolCall::Forget(target) => {
             let ns = namespace.to_string();
             let t = target.clone();
-            let done = with_db(env, ctx, log, Some(namespace), move |client| async move {
-                let target = match &t {
-                    Forget::Id(id) => memloom_sql::ForgetTarget::Id(*id),
-                    Forget::Key(key) => memloom_sql::ForgetTarget::Key(key),
-                };
-                memloom_sql::forget(&client, &ns, &target)
-                    .await
-                    .map_err(|e| store_error(&e))
+            let done = with_db_write(env, ctx, log, namespace, |client| {
+                let (ns, t) = (ns.clone(), t.clone());
+                async move {
+                    let target = match &t {
+                        Forget::Id(id) => memloom_sql::ForgetTarget::Id(*id),
+                        Forget::Key(key) => memloom_sql::ForgetTarget::Key(key),
+                    };
+                    memloom_sql::forget(&client, &ns, &target)
+                        .await
+                        .map_err(|e| store_error(&e))
+                }
             })
             .await?;
             let n = done.deleted;
