@@ -123,7 +123,6 @@ async function search(page, query) {
       badges: [...e.querySelectorAll('.arm')].map((a) => a.textContent),
       marks: [...e.querySelectorAll('mark')].map((m) => m.textContent),
       text: e.querySelector('.snippet').textContent,
-      similarity: Number(e.querySelector('[title="cosine similarity to the query"] b')?.textContent),
     })),
   );
   return { rows, timing: await page.evaluate(() => window.__memloomLastSearch) };
@@ -178,9 +177,6 @@ test('the page ingests a folder, recalls, remembers, persists across reloads and
   assert.ok(meta, await page.textContent('#search-meta'));
   assert.equal(Number(meta[1]), para.rows.length);
   assert.ok(para.rows.length >= 2 && para.rows.length <= 10, `${para.rows.length} results`);
-  for (const r of para.rows) {
-    assert.ok(r.similarity > 0 || r.arms.keyword != null || r.arms.entity != null, `noise row ${r.breadcrumb} ${r.similarity}`);
-  }
 
   // Keyboard: Down from the search box moves to the first result.
   await page.focus('#q');
