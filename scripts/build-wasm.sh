@@ -5,7 +5,8 @@
 # and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
 #
 # Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/sql/ (the
-# migrations, copied so the package carries them) and npm/data/ (static-v1's token table).
+# schema, sql/memloom/ and sql/migrations/, copied so the package carries them) and npm/data/
+# (static-v1's token table).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,9 +33,10 @@ wasm-bindgen --target web --out-dir "$out.tmp" --no-typescript \
   target/wasm32-unknown-unknown/release/memloom_wasm.wasm
 rm -rf "$out" && mv "$out.tmp" "$out"
 
-# The package carries the migrations it applies.
-rm -rf "$ROOT/npm/sql" && mkdir -p "$ROOT/npm/sql"
-cp "$ROOT"/sql/[0-9]*.sql "$ROOT/npm/sql/"
+# The package carries the schema it applies (current definition and frozen migrations).
+rm -rf "$ROOT/npm/sql" && mkdir -p "$ROOT/npm/sql/migrations" "$ROOT/npm/sql/memloom"
+cp "$ROOT"/sql/migrations/[0-9]*.sql "$ROOT/npm/sql/migrations/"
+cp "$ROOT"/sql/memloom/[0-9]*.sql "$ROOT/npm/sql/memloom/"
 if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/"; fi
 # ... and as an ES module, so browsers and bundlers get them without file system access.
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"

@@ -1,7 +1,7 @@
 // The store API: a memloom pool in Postgres (embedded PGlite or a server by URL), over the
-// migrations in sql/ (bundled into the package as sql/migrations.js). All ranking happens in
+// schema in sql/ (bundled into the package as sql/migrations.js). All ranking happens in
 // SQL: recall is ONE memloom_fuse call. This file only moves data in and out.
-import migrations from '../sql/migrations.js';
+import { current, migrations } from '../sql/migrations.js';
 import { chunk, extractEntities } from './core.js';
 import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
@@ -21,7 +21,7 @@ export const DEFAULT_NAMESPACE = 'default';
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
 /** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */
 export const HNSW_MAX_DIMS = 2000;
-/** The items' HNSW index, as memloom_ensure_vector_index (sql/0002_recall.sql) names it. */
+/** The items' HNSW index, as memloom_ensure_vector_index (sql/memloom/01_store.sql) names it. */
 const VECTOR_INDEX = 'memloom_items_embedding';
 /** sql/README.md: "memloom" as a bigint; every runner queues on it. */
 const MIGRATION_LOCK = '30792293106544493';
@@ -126,7 +126,11 @@ export class Store {
   }
 
   // Migrations ----------------------------------------------------------------------------------
-  /** Applies the bundled migrations as sql/README.md specifies: one transaction per file. */
+  /**
+   * Brings the store to the current schema as sql/README.md specifies: an empty one gets the
+   * current definition (sql/memloom/) with every frozen migration recorded, in one
+   * transaction; an existing one the frozen migrations it lacks, one transaction each.
+   */
   async _migrate({ create }) {
     const db = this.db;
     const { rows } = await db.query(`SELECT to_regclass('memloom_migrations') IS NOT NULL AS ok`);
@@ -134,6 +138,7 @@ export class Store {
     if (fresh && !create) {
       throw new MemloomError(`no memloom store at ${this.location}; run \`memloom init\` (with the same --store / --database-url) first`);
     }
+    if (fresh && (await this._installCurrent())) return;
     const newest = Math.max(...migrations.map((m) => m.version));
     for (const m of migrations) {
       await db.transaction(async (tx) => {
@@ -163,6 +168,27 @@ export class Store {
         await tx.query('INSERT INTO memloom_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
       });
     }
+  }
+
+  /** The current definition on an empty ledger; false (nothing done) when another runner was first. */
+  async _installCurrent() {
+    return this.db.transaction(async (tx) => {
+      await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+      await tx.exec(MIGRATIONS_TABLE_DDL);
+      const { rows } = await tx.query('SELECT count(*)::int AS n FROM memloom_migrations');
+      if (rows[0].n > 0) return false;
+      for (const part of current) {
+        try {
+          await tx.exec(part.sql);
+        } catch (e) {
+          throw new MemloomError(`cannot install the memloom schema (sql/memloom/${part.name}.sql): ${e.message}; install it as the database's owner (\`memloom init\` with the owner's --database-url)`);
+        }
+      }
+      for (const m of migrations) {
+        await tx.query('INSERT INTO memloom_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
+      }
+      return true;
+    });
   }
 
   // Embedder ------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
-//! memloom's PostgreSQL layer: the numbered migrations of `sql/` embedded at compile time, a
-//! runner that applies them under the contract in `sql/README.md`, [`init_store`] (the
-//! embedder and its vector dimensions, chosen once per store), and typed calls of
+//! memloom's PostgreSQL layer: the schema of `sql/` embedded at compile time (the current
+//! definition and the frozen migrations), a runner that applies it under the contract in
+//! `sql/README.md`, [`init_store`] (the embedder and its vector dimensions, chosen once per
+//! store), and typed calls of
 //! `memloom_fuse` (recall, one statement), `memloom_remember` (versioned memories) and the
 //! memories' `forget` (`memloom_forget`) and `history`, and bounded retries of writes that lost
 //! a race ([`retry_transient`]).
@@ -20,7 +21,9 @@ mod store;
 
 pub use error::{Error, ErrorKind};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
-pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
+pub use migrate::{
+    apply_migration, migrate, Migration, CURRENT_DEFINITION, MIGRATIONS, MIGRATION_LOCK_KEY,
+};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
 pub use retry::{backoff, is_transient, is_transient_sqlstate, retry_transient, WRITE_ATTEMPTS};
 pub use scope::{begin_scoped, set_namespace, SCOPE_SQL};

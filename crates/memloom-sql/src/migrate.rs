@@ -1,11 +1,12 @@
-//! The migration runner (contract: `sql/README.md`).
+//! The migration runner (contract: `sql/README.md`): a fresh install of the current definition
+//! (`sql/memloom/`), or the frozen migrations (`sql/migrations/`) an existing store lacks.
 
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 
 use crate::{Error, ErrorKind};
 
-/// One forward-only migration: `sql/NNNN_name.sql`.
+/// One frozen migration: `sql/migrations/NNNN_name.sql`.
 #[derive(Debug, Clone, Copy)]
 pub struct Migration {
     /// The file's numeric prefix.
@@ -16,59 +17,9 @@ pub struct Migration {
     pub sql: &'static str,
 }
 
-/// Every migration, in order.
-pub const MIGRATIONS: &[Migration] = &[
-    Migration {
-        version: 1,
-        name: "0001_schema",
-        sql: include_str!("../../../sql/0001_schema.sql"),
-    },
-    Migration {
-        version: 2,
-        name: "0002_recall",
-        sql: include_str!("../../../sql/0002_recall.sql"),
-    },
-    Migration {
-        version: 4,
-        name: "0004_entity_arm",
-        sql: include_str!("../../../sql/0004_entity_arm.sql"),
-    },
-    Migration {
-        version: 5,
-        name: "0005_rls",
-        sql: include_str!("../../../sql/0005_rls.sql"),
-    },
-    Migration {
-        version: 6,
-        name: "0006_latency",
-        sql: include_str!("../../../sql/0006_latency.sql"),
-    },
-    Migration {
-        version: 7,
-        name: "0007_stats_rls",
-        sql: include_str!("../../../sql/0007_stats_rls.sql"),
-    },
-    Migration {
-        version: 8,
-        name: "0008_tenant_roles",
-        sql: include_str!("../../../sql/0008_tenant_roles.sql"),
-    },
-    Migration {
-        version: 9,
-        name: "0009_incremental_stats",
-        sql: include_str!("../../../sql/0009_incremental_stats.sql"),
-    },
-    Migration {
-        version: 10,
-        name: "0010_fusion",
-        sql: include_str!("../../../sql/0010_fusion.sql"),
-    },
-    Migration {
-        version: 11,
-        name: "0011_forget",
-        sql: include_str!("../../../sql/0011_forget.sql"),
-    },
-];
+// `MIGRATIONS` (every frozen migration, in order) and `CURRENT_DEFINITION` (the files of
+// `sql/memloom/`, in order), listed by build.rs from the folders.
+include!(concat!(env!("OUT_DIR"), "/sql_files.rs"));
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
 pub const MIGRATION_LOCK_KEY: i64 = 30_792_293_106_544_493;
@@ -80,17 +31,101 @@ const CREATE_LEDGER: &str = "CREATE TABLE IF NOT EXISTS memloom_migrations (
     applied_at timestamptz NOT NULL DEFAULT now()
 )";
 
-/// Applies the migrations the database lacks, each in its own transaction, and returns the
-/// versions it applied (empty when the database was current). Safe to call on every start and
-/// from concurrent processes: runners queue on an advisory lock.
+/// Brings the database to the current schema and returns the versions it recorded (empty
+/// when the database was current). An empty database gets the current definition
+/// (`sql/memloom/`, one transaction) and every frozen migration recorded in the ledger; an
+/// existing store gets the frozen migrations it lacks, each in its own transaction. Safe to
+/// call on every start and from concurrent processes: runners queue on an advisory lock.
 pub async fn migrate(client: &Client) -> Result<Vec<i32>, Error> {
+    if let Some(installed) = install_current(client).await? {
+        return Ok(installed);
+    }
     let mut applied = Vec::new();
     for m in MIGRATIONS {
-        if apply_one(client, m).await? {
+        if apply_migration(client, m).await? {
             applied.push(m.version);
         }
     }
     Ok(applied)
+}
+
+/// On an empty ledger: the current definition, then every frozen migration recorded as
+/// applied, in one transaction. None (and nothing done) when the ledger has a row.
+async fn install_current(client: &Client) -> Result<Option<Vec<i32>>, Error> {
+    client
+        .batch_execute("BEGIN")
+        .await
+        .map_err(|e| Error::db("cannot begin the schema installation", e))?;
+    let outcome = install_in_transaction(client).await;
+    let end = if matches!(outcome, Ok(Some(_))) {
+        "COMMIT"
+    } else {
+        "ROLLBACK"
+    };
+    let ended = client.batch_execute(end).await;
+    let installed = outcome?;
+    ended.map_err(|e| Error::db("cannot commit the schema installation", e))?;
+    Ok(installed)
+}
+
+async fn install_in_transaction(client: &Client) -> Result<Option<Vec<i32>>, Error> {
+    lock_and_create_ledger(client, "schema installation").await?;
+    let recorded: i64 = client
+        .query_typed_one("SELECT count(*) FROM memloom_migrations", &[])
+        .await
+        .map_err(|e| Error::db("cannot read memloom_migrations", e))?
+        .get(0);
+    if recorded > 0 {
+        return Ok(None);
+    }
+    for (name, sql) in CURRENT_DEFINITION {
+        client.batch_execute(sql).await.map_err(|e| {
+            Error::db(
+                &format!("cannot install the memloom schema (sql/memloom/{name}.sql)"),
+                e,
+            )
+        })?;
+    }
+    let versions: Vec<i32> = MIGRATIONS.iter().map(|m| m.version).collect();
+    let names: Vec<&str> = MIGRATIONS.iter().map(|m| m.name).collect();
+    let texts: Vec<&str> = MIGRATIONS.iter().map(|m| m.sql).collect();
+    client
+        .query_typed(
+            "INSERT INTO memloom_migrations (version, name, checksum)
+             SELECT v, n, encode(sha256(convert_to(t, 'UTF8')), 'hex')
+             FROM unnest($1::integer[], $2::text[], $3::text[]) AS m(v, n, t)",
+            &[
+                (&versions, Type::INT4_ARRAY),
+                (&names, Type::TEXT_ARRAY),
+                (&texts, Type::TEXT_ARRAY),
+            ],
+        )
+        .await
+        .map_err(|e| Error::db("cannot record the migrations in memloom_migrations", e))?;
+    Ok(Some(versions))
+}
+
+async fn lock_and_create_ledger(client: &Client, what: &str) -> Result<(), Error> {
+    client
+        .query_typed(
+            "SELECT pg_advisory_xact_lock($1)",
+            &[(&MIGRATION_LOCK_KEY, Type::INT8)],
+        )
+        .await
+        .map_err(|e| Error::db(&format!("{what}: cannot take the migration lock"), e))?;
+    client
+        .batch_execute(CREATE_LEDGER)
+        .await
+        .map_err(|e| Error::db(&format!("{what}: cannot create memloom_migrations"), e))?;
+    Ok(())
+}
+
+/// Applies one frozen migration in its own transaction, as [`migrate`] does on an existing
+/// store; false when the ledger records it already (with the same checksum). For a store at
+/// an older version, e.g. to test an upgrade. It does not check that the earlier migrations
+/// were applied: [`migrate`] applies them in order.
+pub async fn apply_migration(client: &Client, m: &Migration) -> Result<bool, Error> {
+    apply_one(client, m).await
 }
 
 async fn apply_one(client: &Client, m: &Migration) -> Result<bool, Error> {
@@ -112,17 +147,7 @@ async fn apply_one(client: &Client, m: &Migration) -> Result<bool, Error> {
 
 async fn apply_in_transaction(client: &Client, m: &Migration) -> Result<bool, Error> {
     let ctx = |what: &str| format!("migration {}: {what}", m.name);
-    client
-        .query_typed(
-            "SELECT pg_advisory_xact_lock($1)",
-            &[(&MIGRATION_LOCK_KEY, Type::INT8)],
-        )
-        .await
-        .map_err(|e| Error::db(&ctx("cannot take the migration lock"), e))?;
-    client
-        .batch_execute(CREATE_LEDGER)
-        .await
-        .map_err(|e| Error::db(&ctx("cannot create memloom_migrations"), e))?;
+    lock_and_create_ledger(client, &format!("migration {}", m.name)).await?;
     let newest: Option<i32> = client
         .query_typed_one("SELECT max(version) FROM memloom_migrations", &[])
         .await

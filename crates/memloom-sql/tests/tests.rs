@@ -6,6 +6,7 @@
 
 mod util;
 
+mod catalog;
 mod embedder;
 mod forget;
 mod fusion;

@@ -1,0 +1,174 @@
+-- memloom, the current definition, part 1 of 10: the store. A fresh database runs the files of
+-- sql/memloom/ in name order, in one transaction, and the runner records every frozen
+-- migration of sql/migrations/ in memloom_migrations (sql/README.md). An existing store is
+-- upgraded by those migrations instead; a test proves that both give the same catalog.
+--
+-- The pgvector extension, the store's one-row record (schema version, embedder), and the
+-- embedder checks every write and recall makes.
+
+CREATE EXTENSION IF NOT EXISTS vector;
+
+-- One row: the schema version (the newest frozen migration: keep it equal to the last file of
+-- sql/migrations/) and the embedder that built this store (name 'hash', version 1, 256 dims =
+-- hash-v1, as memloom_core::EmbedderInfo). The embedder is NULL until memloom_init_store
+-- records it and sizes the vector columns; queries embedded differently are refused.
+CREATE TABLE memloom_meta (
+    singleton        boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    embedder_name    text    CHECK (embedder_name <> ''),
+    embedder_version integer CHECK (embedder_version >= 1),
+    embedder_dims    integer CHECK (embedder_dims BETWEEN 1 AND 16000),
+    schema_version   integer NOT NULL,
+    CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
+);
+INSERT INTO memloom_meta (schema_version) VALUES (11);
+
+-- Store initialisation: the embedder and its dimensions -------------------------------------
+-- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one
+-- schema serves any embedder: hash-v1 (256), all-MiniLM (384), OpenAI (1536), ...
+-- memloom_init_store records the embedder and sizes the columns; the HNSW indexes (at most
+-- 2000 dimensions for `vector`) come with it or later (the embedded store searches exactly
+-- until it is large: memloom_ensure_vector_index). Both take the migration lock.
+CREATE FUNCTION memloom_ensure_vector_index() RETURNS boolean
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    dims integer;
+    built boolean := false;
+BEGIN
+    SELECT m.embedder_dims INTO dims FROM memloom_meta m;
+    IF dims IS NULL THEN
+        RAISE EXCEPTION 'memloom store has no embedder yet; call memloom_init_store(name, version, dims) first (memloom init)'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF dims > 2000 THEN
+        RAISE EXCEPTION 'HNSW indexes vectors of at most 2000 dimensions, this store''s have %; it searches exactly (sequential scan) instead', dims
+            USING ERRCODE = 'feature_not_supported';
+    END IF;
+    PERFORM pg_advisory_xact_lock(30792293106544493);  -- the migration lock: builders queue
+    IF to_regclass('memloom_items_embedding') IS NULL THEN
+        CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops);
+        built := true;
+    END IF;
+    IF to_regclass('memloom_entities_embedding') IS NULL THEN
+        CREATE INDEX memloom_entities_embedding ON memloom_entities USING hnsw (embedding vector_cosine_ops);
+        built := true;
+    END IF;
+    RETURN built;
+END
+$$;
+COMMENT ON FUNCTION memloom_ensure_vector_index() IS
+'builds the HNSW cosine indexes on memloom_items.embedding and memloom_entities.embedding when missing (the store must be initialised, at most 2000 dimensions); returns whether it built one';
+
+CREATE FUNCTION memloom_init_store(
+    embedder_name    text,
+    embedder_version integer,
+    dims             integer,
+    vector_index     boolean DEFAULT true
+) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    m      memloom_meta;
+    tab    text;
+    typmod integer;
+    other  integer;
+BEGIN
+    IF embedder_name IS NULL OR embedder_name = '' OR embedder_version IS NULL OR embedder_version < 1 THEN
+        RAISE EXCEPTION 'memloom_init_store needs an embedder name and a version >= 1, not % and %',
+            quote_nullable(embedder_name), coalesce(embedder_version::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF dims IS NULL OR dims NOT BETWEEN 1 AND 16000 THEN
+        RAISE EXCEPTION 'expected 1 to 16000 embedding dimensions (pgvector), not %', coalesce(dims::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF vector_index AND dims > 2000 THEN
+        RAISE EXCEPTION 'HNSW indexes vectors of at most 2000 dimensions, not %; pass vector_index => false to search exactly', dims
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM pg_advisory_xact_lock(30792293106544493);  -- the migration lock: initialisers queue
+    SELECT * INTO m FROM memloom_meta FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'memloom store has no memloom_meta row; apply the memloom migrations'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF m.embedder_name IS NOT NULL
+       AND (m.embedder_name, m.embedder_version, m.embedder_dims)
+           IS DISTINCT FROM (memloom_init_store.embedder_name, memloom_init_store.embedder_version, dims) THEN
+        RAISE EXCEPTION 'store built with %-v% (% dimensions), not %-v% (% dimensions); embed with %-v%, or make a new store',
+            m.embedder_name, m.embedder_version, m.embedder_dims,
+            memloom_init_store.embedder_name, memloom_init_store.embedder_version, dims,
+            m.embedder_name, m.embedder_version
+            USING ERRCODE = 'data_exception';
+    END IF;
+    FOREACH tab IN ARRAY ARRAY['memloom_items', 'memloom_entities'] LOOP
+        SELECT a.atttypmod INTO typmod FROM pg_attribute a
+        WHERE a.attrelid = tab::regclass AND a.attname = 'embedding';
+        CONTINUE WHEN typmod = dims;
+        EXECUTE format('SELECT vector_dims(embedding) FROM %I WHERE vector_dims(embedding) <> %s LIMIT 1', tab, dims)
+            INTO other;
+        IF other IS NOT NULL THEN
+            RAISE EXCEPTION '% already holds %-dimension embeddings, not %; the dimensions can change only while it is empty: make a new store',
+                tab, other, dims
+                USING ERRCODE = 'data_exception';
+        END IF;
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding TYPE vector(%s)', tab, dims);
+    END LOOP;
+    UPDATE memloom_meta
+       SET embedder_name = memloom_init_store.embedder_name,
+           embedder_version = memloom_init_store.embedder_version,
+           embedder_dims = dims;
+    IF vector_index THEN
+        PERFORM memloom_ensure_vector_index();
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+
+-- Embedder checks ----------------------------------------------------------------------------
+CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    m memloom_meta;
+BEGIN
+    SELECT * INTO m FROM memloom_meta;
+    IF m.embedder_name IS NULL THEN
+        RAISE EXCEPTION 'memloom store has no embedder yet; call memloom_init_store(name, version, dims) first (memloom init)'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF name IS DISTINCT FROM m.embedder_name OR version IS DISTINCT FROM m.embedder_version
+       OR dims IS DISTINCT FROM m.embedder_dims THEN
+        RAISE EXCEPTION 'query embedded with %-v% (% dimensions), store built with %-v% (% dimensions); re-embed the query with %-v%, or re-embed the store',
+            name, version, dims, m.embedder_name, m.embedder_version, m.embedder_dims,
+            m.embedder_name, m.embedder_version
+            USING ERRCODE = 'data_exception';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION memloom_check_embedder(text, integer, integer) IS
+'raises a clear error unless (name, version, dims) is the embedder recorded in memloom_meta';
+
+CREATE FUNCTION memloom_check_vector(v vector) RETURNS void
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    m memloom_meta;
+BEGIN
+    SELECT * INTO m FROM memloom_meta;
+    IF m.embedder_name IS NULL THEN
+        RAISE EXCEPTION 'memloom store has no embedder yet; call memloom_init_store(name, version, dims) first (memloom init)'
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    IF v IS NULL THEN
+        RAISE EXCEPTION 'embedding is null; embed the text with %-v% first', m.embedder_name, m.embedder_version
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF vector_dims(v) <> m.embedder_dims THEN
+        RAISE EXCEPTION 'query embedded with % dimensions, store built with %-v% (% dimensions); re-embed the query with %-v%, or re-embed the store',
+            vector_dims(v), m.embedder_name, m.embedder_version, m.embedder_dims,
+            m.embedder_name, m.embedder_version
+            USING ERRCODE = 'data_exception';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION memloom_check_vector(vector) IS
+'raises a clear error unless the vector has the dimensions of the store''s embedder';
+

@@ -1,0 +1,95 @@
+-- memloom, the current definition, part 3 of 10: the pool. Memories and document chunks in
+-- one table (memloom_items), the entities the indexer extracts from them and the mention edges
+-- between the two. Every row belongs to one namespace; row-level security binds other roles
+-- to theirs (10_security.sql); the statistics triggers on these tables are in
+-- 04_statistics.sql.
+
+CREATE TABLE memloom_items (
+    id            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace     text        NOT NULL,
+    kind          text        NOT NULL CHECK (kind IN ('memory', 'chunk')),
+    source        text,
+    breadcrumb    text,
+    key           text,
+    version       integer     NOT NULL DEFAULT 1 CHECK (version >= 1),
+    content       text        NOT NULL,
+    status        text        NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded')),
+    supersedes    bigint      REFERENCES memloom_items (id),
+    superseded_by bigint      REFERENCES memloom_items (id),
+    content_hash  text        NOT NULL GENERATED ALWAYS AS (md5(content)) STORED,
+    embedding     vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
+    metadata      jsonb       NOT NULL DEFAULT '{}',
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now(),
+    indexed_at    timestamptz,
+    tsv           tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(content)) STORED,
+    heading_tsv   tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_heading(breadcrumb, key))) STORED
+);
+COMMENT ON TABLE memloom_items IS
+'the pool: memories (kind memory, optional key, versioned) and document chunks (kind chunk); every read and write is scoped to one namespace';
+COMMENT ON COLUMN memloom_items.heading_tsv IS
+'memloom_tsvector of memloom_heading(breadcrumb, key): the keyword arm''s heading field';
+
+-- Keyword candidates' tsvectors in the heap: a row of text + a 256-dim embedding + its
+-- tsvector passes the 2 kB TOAST threshold, and the toaster moved the largest value, usually
+-- tsv, out of line: every keyword candidate then cost a TOAST index lookup and 1 to 6 TOAST
+-- pages (3x the keyword arm's time at 1M items). MAIN keeps tsv in the row (compressed if need
+-- be) and moves the embedding or the content out instead, which are read only for the rows the
+-- HNSW scan and memloom_fuse return.
+ALTER TABLE memloom_items ALTER COLUMN tsv SET STORAGE MAIN;
+
+-- At most one active version per (namespace, key), even under concurrent writers.
+CREATE UNIQUE INDEX memloom_items_active_key ON memloom_items (namespace, key)
+    WHERE status = 'active' AND key IS NOT NULL;
+CREATE UNIQUE INDEX memloom_items_key_version ON memloom_items (namespace, key, version)
+    WHERE key IS NOT NULL;
+CREATE INDEX memloom_items_source ON memloom_items (namespace, source);
+CREATE INDEX memloom_items_unindexed ON memloom_items (namespace, id) WHERE indexed_at IS NULL;
+-- The HNSW index (memloom_items_embedding) needs the dimensions: memloom_ensure_vector_index.
+CREATE INDEX memloom_items_tsv ON memloom_items USING gin (tsv);
+-- Deleting an item checks that no other version links to it (the supersedes / superseded_by
+-- foreign keys): without an index each deleted row cost two sequential scans of the pool.
+-- Only memories link.
+CREATE INDEX memloom_items_supersedes ON memloom_items (supersedes) WHERE supersedes IS NOT NULL;
+CREATE INDEX memloom_items_superseded_by ON memloom_items (superseded_by) WHERE superseded_by IS NOT NULL;
+
+-- Re-indexing: an item whose content changes in place is indexed again.
+CREATE FUNCTION memloom_items_reindex_on_change() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.content IS DISTINCT FROM OLD.content THEN
+        NEW.indexed_at := NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION memloom_items_reindex_on_change() IS
+'trigger: an item whose content changes in place loses indexed_at, so the next index run re-extracts its entities';
+
+CREATE TRIGGER memloom_items_reindex_on_change
+    BEFORE UPDATE OF content ON memloom_items
+    FOR EACH ROW EXECUTE FUNCTION memloom_items_reindex_on_change();
+
+-- Entities and mention edges ---------------------------------------------------------------
+-- Written by the indexer: entities are embedded from `name (kind words)` with the store's
+-- embedder, strength in (0, 1] says how much an item is about an entity.
+CREATE TABLE memloom_entities (
+    id         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace  text        NOT NULL,
+    name       text        NOT NULL,
+    kind       text        NOT NULL,
+    embedding  vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
+    created_at timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (namespace, name, kind)
+);
+
+CREATE TABLE memloom_mentions (
+    entity_id bigint NOT NULL REFERENCES memloom_entities (id) ON DELETE CASCADE,
+    item_id   bigint NOT NULL REFERENCES memloom_items (id) ON DELETE CASCADE,
+    strength  real   NOT NULL CHECK (strength > 0 AND strength <= 1),
+    PRIMARY KEY (entity_id, item_id)
+);
+CREATE INDEX memloom_mentions_item ON memloom_mentions (item_id);
+-- The entity arm reads an entity's strongest mentions first (07_entity_arm.sql).
+CREATE INDEX memloom_mentions_strength
+    ON memloom_mentions (entity_id, strength DESC, item_id);

@@ -1,0 +1,161 @@
+-- memloom, the current definition, part 5 of 10: the keyword arm. BM25 over the pool's tsv
+-- (02_lexemes.sql), with a heading field (BM25F), idf from the statistics (04_statistics.sql).
+--
+-- Queries (memloom_query_terms): an identifier token gives only its exact lexeme (so
+-- max_connections never matches "max connections"), other words their english stems. The arm
+-- scores only the most selective tier of documents that matches (the query's identifiers, its
+-- rarest words, all words ANDed, then ORed), each capped at scan_cap rows plus the vector arm's
+-- candidates (boost_ids), so a common word never makes it score 100k rows. No match, no rows.
+--
+-- Attributes: planned per call (plan_cache_mode: PL/pgSQL's generic plan ANDed the GIN match
+-- with a bitmap of the whole namespace, 150 ms at 1M items), and without synchronized or
+-- parallel sequential scans (a capped scan that starts where the previous one stopped returned
+-- a different candidate set on each call: heap order, always).
+
+CREATE FUNCTION memloom_query_terms(query_text text)
+RETURNS TABLE (lexeme text, exact boolean)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- Identifier tokens become one exact lexeme each (never their english parts, so
+    -- max_connections does not match "max connections"); the other words are english stems.
+    WITH toks AS (SELECT t, memloom_is_identifier(t) AS ident FROM memloom_tokens(query_text) AS t)
+    SELECT DISTINCT ON (lexeme) lexeme, exact FROM (
+        SELECT lower(t) AS lexeme, true AS exact FROM toks WHERE ident
+        UNION ALL
+        SELECT unnest(tsvector_to_array(to_tsvector('english'::regconfig,
+                   coalesce(string_agg(t, ' '), '')))), false
+        FROM toks WHERE NOT ident
+    ) terms
+    ORDER BY lexeme, exact DESC
+$$;
+COMMENT ON FUNCTION memloom_query_terms(text) IS
+'the keyword terms of a query: exact lexemes for identifier tokens, english stems for the other words';
+
+CREATE FUNCTION memloom_tsquery_any(lexemes text[], op text DEFAULT '|') RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT nullif(string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''', ' ' || op || ' '), '')::tsquery
+    FROM unnest(lexemes) AS l
+$$;
+COMMENT ON FUNCTION memloom_tsquery_any(text[], text) IS
+'a tsquery of the given lexemes taken verbatim (no parsing or stemming), joined by op (| or &); null for none';
+
+CREATE FUNCTION memloom_term_freq(tsv tsvector, term tsquery) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- For a one-lexeme query, ts_rank (weights D = 0.1, normalization 0) is
+    -- 0.1 * H(tf) / zeta(2), where H(tf) = sum_{j=1..tf} 1/j^2; since zeta(2) - H(tf) is close
+    -- to 1 / (tf + 1/2), tf = 1 / (zeta(2) - H) - 1/2 recovers the count (tests/sql pins it).
+    -- A lexeme without positions (an exact identifier) counts once; a tsvector keeps at most
+    -- 255 positions per lexeme, so counts saturate there (BM25 saturates long before).
+    -- One expression, no FROM: the planner inlines it into the keyword arm's query (a SQL
+    -- function with a sub-select runs as a separate call per row and term, 10x slower).
+    SELECT CASE WHEN ts_rank(tsv, term, 0) <= 0 THEN 0::double precision
+                ELSE greatest(1, round(1 / (1.6449340668482264 - ts_rank(tsv, term, 0)::double precision / 0.060792710185402663) - 0.5)) END
+$$;
+COMMENT ON FUNCTION memloom_term_freq(tsvector, tsquery) IS
+'how often the single lexeme of term occurs in tsv (0 when absent), recovered from ts_rank';
+
+CREATE FUNCTION memloom_keyword_arm(
+    query_text text,
+    ns         text,
+    lim        integer,
+    kinds      text[],
+    scan_cap   integer,
+    boost_ids  bigint[] DEFAULT NULL
+) RETURNS TABLE (id bigint, score double precision)
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = 'force_custom_plan'
+SET synchronize_seqscans = off
+SET max_parallel_workers_per_gather = 0
+AS $$
+#variable_conflict use_column
+DECLARE
+    bm25_k1  CONSTANT double precision := 1.2;
+    bm25_b   CONSTANT double precision := 0.75;
+    -- BM25F: a query term in the item's heading counts as this many more occurrences before
+    -- saturation (docs/EVAL.md, "Fusion").
+    heading_w CONSTANT double precision := 2.0;
+    n_docs   double precision;
+    avg_len  double precision;
+    lexemes  text[];
+    idfs     double precision[];
+    terms    tsquery[];
+    exact    text[];
+    rare     text[];
+    exact_df double precision;
+    tier     tsquery;
+    tiers    tsquery[] := '{}';
+    capped   boolean[] := '{}';
+    i        integer;
+BEGIN
+    IF lim <= 0 THEN RETURN; END IF;
+    SELECT s.doc_count, s.avg_doc_len INTO n_docs, avg_len
+    FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    n_docs := coalesce(n_docs, 0);
+    -- BM25 idf from the namespace's document frequencies (stale stats degrade gracefully).
+    SELECT array_agg(q.lexeme ORDER BY df, q.lexeme),
+           array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),
+           array_agg(memloom_tsquery_any(ARRAY[q.lexeme]) ORDER BY df, q.lexeme),
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE q.exact),
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND q.cum_df <= scan_cap),
+           sum(q.df) FILTER (WHERE q.exact)
+      INTO lexemes, idfs, terms, exact, rare, exact_df
+    FROM (SELECT w.*, sum(CASE WHEN w.exact THEN 0 ELSE w.df END) OVER (ORDER BY w.df, w.lexeme) AS cum_df
+          FROM (SELECT t.lexeme, t.exact, coalesce(st.df, 0) AS df
+                FROM memloom_query_terms(query_text) t
+                LEFT JOIN memloom_term_stats st ON st.namespace = ns AND st.lexeme = t.lexeme
+                ORDER BY coalesce(st.df, 0), t.lexeme
+                LIMIT 32) w) q;
+    IF lexemes IS NULL THEN RETURN; END IF;  -- no terms: abstain
+
+    -- Which documents get scored, most selective first; the first tier that matches wins:
+    -- 1. the exact identifiers of the query (an identifier query matches only its documents),
+    --    capped like tier 3 when they occur in more than scan_cap documents (node.js, fs);
+    -- 2. its rarest words, as many as occur in at most scan_cap documents together (by df), so
+    --    a common word never drags in 100k matches and many rare words not 32 x scan_cap;
+    -- 3. all words together, then any word, each capped at scan_cap scanned rows (plus the
+    --    caller's boost_ids, the vector arm's candidates) to keep p95 bounded.
+    IF exact IS NOT NULL THEN
+        tiers := tiers || memloom_tsquery_any(exact); capped := capped || (exact_df > scan_cap);
+    END IF;
+    IF rare IS NOT NULL THEN tiers := tiers || memloom_tsquery_any(rare); capped := capped || false; END IF;
+    IF cardinality(lexemes) > 1 THEN
+        tiers := tiers || memloom_tsquery_any(lexemes, '&'); capped := capped || true;
+    END IF;
+    tiers := tiers || memloom_tsquery_any(lexemes); capped := capped || true;
+
+    FOR i IN 1 .. cardinality(tiers) LOOP
+        tier := tiers[i];
+        RETURN QUERY
+        SELECT c.id,
+               sum(t.idf * (tf.f * (bm25_k1 + 1))
+                   / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
+                   AS score
+        FROM (
+            -- Each candidate once (by id: comparing whole tsvectors is slow), its tsv detoasted
+            -- once (|| copies it) instead of once per term; tf computed once per term (OFFSET 0).
+            SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
+            FROM (
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
+                 WHERE m.tsv @@ tier AND m.namespace = ns AND m.status = 'active'
+                   AND (kinds IS NULL OR m.kind = ANY (kinds))
+                 LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                UNION ALL
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
+                 WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
+                   AND m.status = 'active' AND (kinds IS NULL OR m.kind = ANY (kinds)))
+            ) u
+            ORDER BY u.id
+        ) c
+        CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
+        CROSS JOIN LATERAL (SELECT memloom_term_freq(c.tsv, t.term)
+                                   + CASE WHEN c.htsv @@ t.term THEN heading_w ELSE 0 END AS f OFFSET 0) tf
+        WHERE tf.f > 0
+        GROUP BY c.id
+        ORDER BY score DESC, c.id
+        LIMIT lim;
+        IF FOUND THEN RETURN; END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION memloom_keyword_arm(text, text, integer, text[], integer, bigint[]) IS
+'the keyword arm: active items of the namespace (and kinds) matching the query''s terms, best BM25 first (idf from memloom_refresh_stats); scores only the most selective matching tier; no match, no rows';
+

@@ -1,0 +1,180 @@
+-- memloom, the current definition, part 8 of 10: fusion, and recall in one call.
+--
+-- memloom_rrf: rank = 1-based position in an arm's list (a repeated id keeps its first rank);
+-- score = w_vector/(k+vector_rank) + w_keyword/(k+keyword_rank) + w_entity/(k+entity_rank),
+-- absent ranks adding 0, summed in that order in double precision; best first, ties by id.
+--
+-- memloom_fuse: the three arms, each with the same number of candidates whatever the limit
+-- (memloom_default_candidates), so the first n results of a call are the first n of any call
+-- with a larger limit. The keyword arm votes only for items scoring at least keyword_floor
+-- times its best; the vector arm never for an item with cosine <= 0. Past the voted items the
+-- vector and keyword arms' further items follow unscored. The tunable defaults are stated once,
+-- here, as DEFAULTs; a test in crates/memloom-sql pins that they equal memloom_core::fuse's.
+--
+-- memloom_fuse runs as the tables' owner (SECURITY DEFINER; its search_path is pinned in
+-- 10_security.sql) after memloom_assert_namespace(ns): the arms then get the owner's index
+-- plans, filtering by ns. A migration that replaces it must set both again.
+
+CREATE FUNCTION memloom_rrf(
+    vector_ids  bigint[],
+    keyword_ids bigint[],
+    entity_ids  bigint[],
+    k           double precision,
+    w_vector    double precision,
+    w_keyword   double precision,
+    w_entity    double precision
+) RETURNS TABLE (id bigint, rrf_score double precision, vector_rank integer, keyword_rank integer, entity_rank integer)
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- Rank = 1-based position in the arm's array; a later duplicate is ignored. The score sums
+    -- the arms in this order (vector, keyword, entity) in double precision, as the Rust core does.
+    WITH v AS (SELECT u.id, min(u.pos)::integer AS r FROM unnest(vector_ids) WITH ORDINALITY AS u(id, pos)
+               WHERE u.id IS NOT NULL GROUP BY u.id),
+         kw AS (SELECT u.id, min(u.pos)::integer AS r FROM unnest(keyword_ids) WITH ORDINALITY AS u(id, pos)
+               WHERE u.id IS NOT NULL GROUP BY u.id),
+         en AS (SELECT u.id, min(u.pos)::integer AS r FROM unnest(entity_ids) WITH ORDINALITY AS u(id, pos)
+               WHERE u.id IS NOT NULL GROUP BY u.id)
+    SELECT ids.id,
+           coalesce(w_vector / (k + v.r), 0)
+             + coalesce(w_keyword / (k + kw.r), 0)
+             + coalesce(w_entity / (k + en.r), 0) AS rrf_score,
+           v.r, kw.r, en.r
+    FROM (SELECT v.id FROM v UNION SELECT kw.id FROM kw UNION SELECT en.id FROM en) ids
+    LEFT JOIN v ON v.id = ids.id
+    LEFT JOIN kw ON kw.id = ids.id
+    LEFT JOIN en ON en.id = ids.id
+    ORDER BY rrf_score DESC, ids.id
+$$;
+COMMENT ON FUNCTION memloom_rrf(bigint[], bigint[], bigint[], double precision, double precision, double precision, double precision) IS
+'weighted reciprocal rank fusion of three ranked id lists: score = w_vector/(k+vector_rank) + w_keyword/(k+keyword_rank) + w_entity/(k+entity_rank), missing arms add 0; best first, ties by id';
+
+CREATE FUNCTION memloom_default_candidates(lim integer) RETURNS integer
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- memloom_core::fuse::DEFAULT_CANDIDATES (a test in crates/memloom-sql pins it). lim is
+    -- ignored on purpose: candidates that grew with the limit made the top of the list depend
+    -- on how many results were asked for.
+    SELECT 10
+$$;
+COMMENT ON FUNCTION memloom_default_candidates(integer) IS
+'the candidates each arm contributes to memloom_fuse when the call does not say: 10, whatever the limit (so the first n results never depend on the limit)';
+
+CREATE FUNCTION memloom_fuse(
+    query_text       text,
+    query_embedding  vector,
+    ns               text,
+    lim              integer,
+    k                double precision DEFAULT 60,
+    w_vector         double precision DEFAULT 1.0,
+    w_keyword        double precision DEFAULT 2.0,
+    w_entity         double precision DEFAULT 0.5,
+    entity_gate      double precision DEFAULT 0.60,
+    candidates       integer          DEFAULT NULL,
+    kinds            text[]           DEFAULT NULL,
+    keyword_scan_cap integer          DEFAULT 1000,
+    arms             text[]           DEFAULT NULL,
+    keyword_floor    double precision DEFAULT 0.3
+) RETURNS TABLE (
+    id           bigint,
+    kind         text,
+    source       text,
+    breadcrumb   text,
+    key          text,
+    content      text,
+    rrf_score    double precision,
+    similarity   double precision,
+    vector_rank  integer,
+    keyword_rank integer,
+    entity_rank  integer
+)
+LANGUAGE plpgsql STABLE SECURITY DEFINER AS $$
+#variable_conflict use_column
+DECLARE
+    vector_ids  bigint[];
+    vector_dist double precision[];
+    vector_seen bigint[];
+    keyword_ids bigint[];
+    entity_ids  bigint[];
+    deep_vector  bigint[];
+    deep_keyword bigint[];
+    fused_n      bigint;
+BEGIN
+    PERFORM memloom_check_vector(query_embedding);
+    IF ns IS NULL THEN
+        RAISE EXCEPTION 'memloom_fuse needs a namespace' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- Runs as the owner, whom row-level security does not bind: only the caller's namespace (0008).
+    PERFORM memloom_assert_namespace(ns);
+    IF arms IS NOT NULL AND NOT arms <@ ARRAY['vector', 'keyword', 'entity'] THEN
+        RAISE EXCEPTION 'unknown arm in %; arms are vector, keyword, entity', arms
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF keyword_floor IS NULL OR keyword_floor NOT BETWEEN 0 AND 1 THEN
+        RAISE EXCEPTION 'keyword_floor is a fraction of the best keyword score, 0 to 1, not %',
+            coalesce(keyword_floor::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF lim IS NULL OR lim <= 0 THEN RETURN; END IF;
+    candidates := coalesce(candidates, memloom_default_candidates(lim));
+    -- An arm left out of arms does not run: no votes, and no boost ids for the keyword arm.
+    IF arms IS NULL OR 'vector' = ANY (arms) THEN
+        SELECT array_agg(a.id ORDER BY a.distance, a.id), array_agg(a.distance ORDER BY a.distance, a.id)
+          INTO vector_ids, vector_dist
+        FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a;
+        -- The keyword arm still scores every vector candidate (boost ids); only the votes are cut.
+        vector_seen := vector_ids;
+    END IF;
+    IF arms IS NULL OR 'keyword' = ANY (arms) THEN
+        keyword_ids := ARRAY(
+            SELECT a.id FROM (
+                SELECT a.id, a.score, max(a.score) OVER () AS best
+                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_seen) a
+            ) a
+            WHERE a.score >= keyword_floor * a.best
+            ORDER BY a.score DESC, a.id);
+    END IF;
+    IF vector_ids IS NOT NULL THEN
+        vector_ids := ARRAY(
+            SELECT u.id FROM unnest(vector_ids, vector_dist) WITH ORDINALITY AS u(id, distance, pos)
+            WHERE u.distance < 1
+            ORDER BY u.pos);
+    END IF;
+    IF arms IS NULL OR 'entity' = ANY (arms) THEN
+        entity_ids := ARRAY(SELECT a.id FROM memloom_entity_arm(query_embedding, ns, candidates,
+                                                               entity_gate, kinds) a);
+    END IF;
+    RETURN QUERY
+    SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, f.rrf_score,
+           1 - (m.embedding <=> query_embedding), f.vector_rank, f.keyword_rank, f.entity_rank
+    FROM memloom_rrf(vector_ids, keyword_ids, entity_ids, k, w_vector, w_keyword, w_entity) f
+    JOIN memloom_items m ON m.id = f.id
+    ORDER BY f.rrf_score DESC, f.id
+    LIMIT lim;
+    GET DIAGNOSTICS fused_n = ROW_COUNT;
+    IF fused_n >= lim THEN RETURN; END IF;
+    -- More asked for than the candidates voted for: the vector and keyword arms' further items
+    -- follow, unscored (rrf_score 0, no ranks), by their position in the deeper lists, then id.
+    -- The voting calls above are untouched (the keyword arm keeps the same boost ids), so the
+    -- first results never depend on the limit; only this tail grows with it.
+    IF arms IS NULL OR 'vector' = ANY (arms) THEN
+        SELECT array_agg(a.id ORDER BY a.distance, a.id) INTO deep_vector
+        FROM memloom_vector_arm(query_embedding, ns, lim, kinds) a WHERE a.distance < 1;
+    END IF;
+    IF arms IS NULL OR 'keyword' = ANY (arms) THEN
+        deep_keyword := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, lim, kinds,
+                                                                  keyword_scan_cap, vector_seen) a);
+    END IF;
+    RETURN QUERY
+    SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, 0::double precision,
+           1 - (m.embedding <=> query_embedding), NULL::integer, NULL::integer, NULL::integer
+    FROM (SELECT d.id, min(d.pos) AS best
+          FROM (SELECT u.id, u.pos FROM unnest(deep_vector) WITH ORDINALITY AS u(id, pos)
+                UNION ALL
+                SELECT u.id, u.pos FROM unnest(deep_keyword) WITH ORDINALITY AS u(id, pos)) d
+          WHERE d.id <> ALL (coalesce(vector_ids, '{}') || coalesce(keyword_ids, '{}') || coalesce(entity_ids, '{}'))
+          GROUP BY d.id) t
+    JOIN memloom_items m ON m.id = t.id
+    ORDER BY t.best, t.id
+    LIMIT lim - fused_n;
+END
+$$;
+COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) IS
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
+
