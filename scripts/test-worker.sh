@@ -48,7 +48,7 @@ SEED="$ROOT/target/debug/examples/seed"
 URL="$(bash scripts/pg.sh start)"
 "$SEED" ingest "$URL" team-a "$ROOT/examples/notes"
 
-# The worker connects as an application role bound by row-level security (sql/0005_rls.sql),
+# The worker connects as an application role bound by row-level security (sql/memloom/10_security.sql),
 # as in production: neither superuser nor BYPASSRLS, no CREATE. The tests keep the superuser
 # URL (DATABASE_URL) for their own checks; APP_DATABASE_URL is the worker's.
 psql -X -q -v ON_ERROR_STOP=1 "$URL" >&2 <<'SQL'
@@ -57,7 +57,7 @@ GRANT USAGE ON SCHEMA public TO memloom_app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
 -- The worker is the boundary between its tokens' tenants: its role may work in every
--- namespace (sql/0008_tenant_roles.sql; docs/SECURITY.md), one per transaction.
+-- namespace (sql/memloom/10_security.sql; docs/SECURITY.md), one per transaction.
 SELECT memloom_grant_namespace('memloom_app', '*');
 SQL
 APP_URL="${URL/postgres@/memloom_app@}"

@@ -66,7 +66,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   try {
     await store._migrate({ create: options.create !== false });
     await store._initEmbedder();
-    // Tenant isolation (sql/0005_rls.sql, 0008_tenant_roles.sql): under a role bound by
+    // Tenant isolation (sql/memloom/10_security.sql): under a role bound by
     // row-level security this session sees and writes only this namespace's rows, whatever a
     // statement says, and only if the role is granted the namespace. Without a grant every read
     // would come back empty and every write fail: say so now, with the fix.
@@ -144,7 +144,7 @@ export class Store {
       await db.transaction(async (tx) => {
         await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
         // Only on a fresh store: CREATE ... IF NOT EXISTS still needs the CREATE privilege, which
-        // an application role bound by row-level security (sql/0005_rls.sql) should not have.
+        // an application role bound by row-level security (sql/memloom/10_security.sql) should not have.
         if (fresh) await tx.exec(MIGRATIONS_TABLE_DDL);
         const { rows: max } = await tx.query('SELECT max(version) AS v FROM memloom_migrations');
         const have = max[0].v == null ? 0 : Number(max[0].v);
@@ -366,7 +366,7 @@ export class Store {
   /**
    * After a write: planner statistics when a pool table has grown, and on the embedded store the
    * vector index policy. The keyword and entity statistics need nothing here: the writing
-   * transaction kept them exact (sql/0009_incremental_stats.sql), so a write costs what it
+   * transaction kept them exact (sql/memloom/04_statistics.sql), so a write costs what it
    * writes, not the namespace. `small` (remember, forget): the growth check runs every
    * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
    */
@@ -464,7 +464,7 @@ export class Store {
 
   /**
    * Deletes a memory key (every version) or one item by id, with their mentions and the
-   * entities nothing mentions any more: memloom_forget (sql/0011_forget.sql), the function
+   * entities nothing mentions any more: memloom_forget (sql/memloom/09_memories.sql), the function
    * every client calls, under the key's lock as remember takes it. Returns what it removed:
    * `{deleted, mentions, entities}` (deleted = items).
    */
@@ -531,7 +531,7 @@ export class Store {
   /**
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
-   * (the keyword arm votes for items scoring at least this fraction of its best: sql/0010_fusion.sql), arms (subset of
+   * (the keyword arm votes for items scoring at least this fraction of its best: sql/memloom/08_fusion.sql), arms (subset of
    * ARMS; the others do not run in SQL), explain (adds each arm's term).
    */
   async recall(query, options = {}) {

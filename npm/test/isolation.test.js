@@ -1,4 +1,4 @@
-// Tenant isolation in the database (sql/0005_rls.sql, 0008_tenant_roles.sql) on a PostgreSQL
+// Tenant isolation in the database (sql/memloom/10_security.sql) on a PostgreSQL
 // server (MEMLOOM_TEST_DATABASE_URL, a superuser that creates the tenant roles): two
 // namespaces, each written through the CLI as its own non-superuser role granted only that
 // namespace, then attempts by A's role to read or overwrite B's rows through the CLI, the npm

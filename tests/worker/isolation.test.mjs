@@ -1,5 +1,5 @@
 // Tenant isolation through the worker, which connects as an application role bound by
-// row-level security (scripts/test-worker.sh: APP_DATABASE_URL, sql/0005_rls.sql): team A's
+// row-level security (scripts/test-worker.sh: APP_DATABASE_URL, sql/memloom/10_security.sql): team A's
 // token tries to read, overwrite and delete team B's rows through REST and MCP, and raw SQL
 // without a WHERE clause runs under the same role. Every attempt must see or change nothing.
 import { test, before, after } from 'node:test';

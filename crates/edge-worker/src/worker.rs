@@ -461,7 +461,7 @@ fn db_target(env: &Env) -> Result<DbTarget, ApiError> {
 /// dropped at the end of `work`, so tokio-postgres sends Terminate and shuts the socket).
 ///
 /// With a `namespace`, the session is scoped to it first (`memloom.namespace`, which the
-/// row-level security of sql/0005_rls.sql compares against): under a role bound by it, no
+/// row-level security of sql/memloom/10_security.sql compares against): under a role bound by it, no
 /// statement of this request can read or write another namespace's rows.
 async fn with_db<T, F, Fut>(
     env: &Env,

@@ -43,7 +43,7 @@ pub struct MemoryVersion {
     pub created_at: String,
 }
 
-/// One call of `memloom_forget` (sql/0011_forget.sql): under the key's advisory lock, as
+/// One call of `memloom_forget` (sql/memloom/09_memories.sql): under the key's advisory lock, as
 /// `memloom_remember`, so concurrent writers of a key queue in one order instead of
 /// deadlocking; it keeps the other versions' links valid and removes the mentions and the
 /// entities no longer mentioned. Memories only: document chunks belong to ingest.

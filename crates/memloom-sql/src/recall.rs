@@ -7,7 +7,7 @@ use crate::{Error, ErrorKind};
 
 /// The arguments of one `memloom_fuse` call. Overrides left `None` take the SQL function's
 /// defaults (k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, 10 candidates per arm whatever the
-/// limit, the keyword floor), which are defined once, in `sql/0010_fusion.sql`.
+/// limit, the keyword floor), which are defined once, in `sql/memloom/08_fusion.sql`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct FuseParams {
     pub query_text: String,

@@ -1,5 +1,5 @@
 //! Tenant scope: the `memloom.namespace` setting that the row-level security of
-//! `sql/0005_rls.sql` compares every row of the pool tables against.
+//! `sql/memloom/10_security.sql` compares every row of the pool tables against.
 
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;

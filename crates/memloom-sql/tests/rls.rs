@@ -1,4 +1,4 @@
-//! Tenant isolation in the database (sql/0005_rls.sql) under a role that row-level security
+//! Tenant isolation in the database (sql/memloom/10_security.sql) under a role that row-level security
 //! binds: `set_namespace` scopes a session, `begin_scoped` one transaction, and no statement,
 //! with or without a WHERE clause, reaches another namespace's rows.
 

@@ -1,4 +1,4 @@
-//! Namespaces bound to roles (sql/0008_tenant_roles.sql): a tenant role's raw SQL connection
+//! Namespaces bound to roles (sql/memloom/10_security.sql): a tenant role's raw SQL connection
 //! cannot reach another namespace whatever it sets, resets or calls; memloom_fuse runs as the
 //! owner with the owner's index plans; recall is the same on every call and for every role.
 
