@@ -68,6 +68,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_forget",
         sql: include_str!("../../../sql/0011_forget.sql"),
     },
+    Migration {
+        version: 12,
+        name: "0012_integrity",
+        sql: include_str!("../../../sql/0012_integrity.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
