@@ -7,6 +7,7 @@
 mod util;
 
 mod embedder;
+mod erasure;
 mod forget;
 mod fusion;
 mod integrity;
