@@ -245,8 +245,17 @@ BEGIN
     DELETE FROM memloom_entities e WHERE e.namespace = ns;
     GET DIAGNOSTICS n_ent = ROW_COUNT;
     PERFORM set_config('memloom.stats_bulk', coalesce(prev_bulk, ''), true);
+    -- The planner's statistics sample values and lexemes of the pool (pg_statistic, most
+    -- common elements of tsv): sampled again here, in this transaction's snapshot, so they
+    -- hold nothing of the namespace once it commits. Only the owner may ANALYZE; under a
+    -- tenant role the next ANALYZE (autovacuum) does it.
+    IF pg_catalog.pg_has_role(current_user,
+           (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'memloom_items'::regclass), 'USAGE')
+       OR coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user), false) THEN
+        ANALYZE memloom_items, memloom_entities, memloom_mentions;
+    END IF;
     RETURN QUERY SELECT n_items, n_ment, n_ent, n_stat;
 END
 $$;
 COMMENT ON FUNCTION memloom_forget_namespace(text) IS
-'forgets namespace ns entirely in one transaction: its items (every version), mentions, entities and keyword and entity statistics, under every key''s advisory lock; returns the rows removed (statistics: memloom_term_stats, memloom_entity_stats and memloom_namespace_stats rows). Only the caller''s bound namespace (memloom_assert_namespace). The grants (memloom_namespace_grants) stay: revoke them with memloom_revoke_namespace';
+'forgets namespace ns entirely in one transaction: its items (every version), mentions, entities and keyword and entity statistics, under every key''s advisory lock, then ANALYZEs the pool tables when the caller owns them (the planner''s samples); returns the rows removed (statistics: memloom_term_stats, memloom_entity_stats and memloom_namespace_stats rows). Only the caller''s bound namespace (memloom_assert_namespace). The grants (memloom_namespace_grants) stay: revoke them with memloom_revoke_namespace';
