@@ -20,6 +20,7 @@ commands:
   recall <query> [--limit N] [--json] [--explain] [--arms vector,keyword,entity] [--kinds memory,chunk]
   recall --batch queries.jsonl --json   one JSONL line {id, results} per {id, query} line
   forget --key K | --id N           delete a memory key (every version) or one item
+  forget --namespace NS --yes       delete everything namespace NS holds (items, entities, statistics)
   history <key>                     every version of a memory key
   index [--all] [--offline]         extract entities (for the entity arm) of items not indexed yet
   stats                             what the store holds
@@ -63,7 +64,7 @@ const COMMANDS = {
     },
     run: cmdRecall,
   },
-  forget: { options: { key: { type: 'string' }, id: { type: 'string' } }, run: cmdForget },
+  forget: { options: { key: { type: 'string' }, id: { type: 'string' }, yes: { type: 'boolean' } }, run: cmdForget },
   history: { options: { json: { type: 'boolean' } }, run: cmdHistory },
   index: { options: { all: { type: 'boolean' }, offline: { type: 'boolean' }, json: { type: 'boolean' } }, run: cmdIndex },
   stats: { options: { json: { type: 'boolean' } }, run: cmdStats },
@@ -252,7 +253,20 @@ async function cmdRecall(v, pos) {
 }
 
 async function cmdForget(v, pos) {
-  if (pos.length || (v.key === undefined) === (v.id === undefined)) throw new UsageError('forget takes --key K or --id N');
+  if (!pos.length && v.key === undefined && v.id === undefined && v.namespace !== undefined) {
+    if (!v.yes) {
+      throw new UsageError(
+        `forget --namespace ${v.namespace} deletes every item, memory, entity and statistic of namespace "${v.namespace}" and cannot be undone; add --yes to do it`,
+      );
+    }
+    return withStore(v, async (store) => {
+      const r = await store.forget({ all: true, namespace: store.namespace });
+      out(`forgot namespace ${store.namespace}: ${r.deleted} item${r.deleted === 1 ? '' : 's'}, ${r.mentions} mention${r.mentions === 1 ? '' : 's'}, ${r.entities} entit${r.entities === 1 ? 'y' : 'ies'}, ${r.statistics} statistics row${r.statistics === 1 ? '' : 's'}`);
+      return 0;
+    });
+  }
+  if (v.yes) throw new UsageError('forget --yes confirms forgetting a whole namespace: forget --namespace NS --yes (without --key or --id)');
+  if (pos.length || (v.key === undefined) === (v.id === undefined)) throw new UsageError('forget takes --key K, --id N, or --namespace NS --yes (the whole namespace)');
   const target = v.key !== undefined ? { key: v.key } : { id: positiveInt(v.id, '--id') };
   return withStore(v, async (store) => {
     const { deleted } = await store.forget(target);

@@ -467,11 +467,33 @@ export class Store {
    * entities nothing mentions any more: memloom_forget (sql/memloom/09_memories.sql), the function
    * every client calls, under the key's lock as remember takes it. Returns what it removed:
    * `{deleted, mentions, entities}` (deleted = items).
+   * `{all: true, namespace}` forgets the whole namespace (it must be this store's: naming it is
+   * the confirmation): memloom_forget_namespace (sql/0012_integrity.sql) deletes every item,
+   * mention, entity and statistics row of it in one transaction and adds `statistics` (rows).
    */
   async forget(target) {
     const t = typeof target === 'string' ? { key: target } : (target ?? {});
     let key = null;
     let id = null;
+    if (t.all != null) {
+      if (t.all !== true || t.key != null || t.id != null) throw new MemloomError('forget: pass {all: true, namespace} alone to forget a whole namespace');
+      if (t.namespace !== this.namespace) {
+        throw new MemloomError(
+          `forget {all: true} needs namespace: "${this.namespace}" (this store's namespace) to confirm, not ${JSON.stringify(t.namespace ?? null)}`,
+        );
+      }
+      const { rows } = await this.db.transaction((tx) =>
+        tx.query('SELECT items, mentions, entities, statistics FROM memloom_forget_namespace($1)', [this.namespace]),
+      );
+      const out = {
+        deleted: Number(rows[0].items),
+        mentions: Number(rows[0].mentions),
+        entities: Number(rows[0].entities),
+        statistics: Number(rows[0].statistics),
+      };
+      if (out.deleted + out.entities > 0) await this._afterWrite({ small: true });
+      return out;
+    }
     if (t.key != null) {
       if (typeof t.key !== 'string' || t.key === '') throw new MemloomError('forget: key must be a non-empty string');
       checkNoNul(t.key, 'the key');
@@ -480,7 +502,7 @@ export class Store {
       if (!Number.isSafeInteger(Number(t.id)) || Number(t.id) < 1) throw new MemloomError('forget: id must be a positive integer');
       id = Number(t.id);
     } else {
-      throw new MemloomError('forget takes a key, {key} or {id}');
+      throw new MemloomError('forget takes a key, {key}, {id} or {all: true, namespace}');
     }
     // memories_only false: the CLI's `forget --id` removes any item of the namespace, chunks too.
     const { rows } = await this.db.transaction((tx) =>
@@ -682,9 +704,9 @@ export class Store {
         await tx.query('DELETE FROM memloom_mentions WHERE item_id = ANY ($1::bigint[])', [items.map((it) => it.id)]);
         if (edgeList.length > 0) {
           await tx.query(
-            `INSERT INTO memloom_mentions (entity_id, item_id, strength)
-             SELECT e, i, s FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS t(e, i, s)`,
-            [edgeList.map((x) => idOf.get(x.key)), edgeList.map((x) => x.item), edgeList.map((x) => x.strength)],
+            `INSERT INTO memloom_mentions (namespace, entity_id, item_id, strength)
+             SELECT $4, e, i, s FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS t(e, i, s)`,
+            [edgeList.map((x) => idOf.get(x.key)), edgeList.map((x) => x.item), edgeList.map((x) => x.strength), ns],
           );
         }
         // Only items whose content is still what was extracted (a concurrent in-place change

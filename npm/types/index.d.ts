@@ -308,7 +308,10 @@ export class Store {
   remember(text: string, options?: { key?: string; metadata?: Record<string, unknown> }): Promise<Remembered>;
   /** In order, one transaction; a later record of a key supersedes an earlier one. */
   rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown> }>): Promise<Remembered[]>;
-  forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number }>;
+  /** A key's every version or one item (memloom_forget); the counts removed. */
+  forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number; mentions: number; entities: number }>;
+  /** The whole namespace (it must be this store's), in one transaction (memloom_forget_namespace). */
+  forget(target: { all: true; namespace: string }): Promise<{ deleted: number; mentions: number; entities: number; statistics: number }>;
   history(key: string): Promise<MemoryVersion[]>;
   /** Active memories, newest first (default limit 100). */
   memories(options?: { limit?: number }): Promise<Array<{ id: number; key: string | null; version: number; content: string; createdAt: string }>>;

@@ -14,8 +14,8 @@ CREATE TABLE memloom_items (
     version       integer     NOT NULL DEFAULT 1 CHECK (version >= 1),
     content       text        NOT NULL,
     status        text        NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'superseded')),
-    supersedes    bigint      REFERENCES memloom_items (id),
-    superseded_by bigint      REFERENCES memloom_items (id),
+    supersedes    bigint,
+    superseded_by bigint,
     content_hash  text        NOT NULL GENERATED ALWAYS AS (md5(content)) STORED,
     embedding     vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
     metadata      jsonb       NOT NULL DEFAULT '{}',
@@ -25,6 +25,16 @@ CREATE TABLE memloom_items (
     tsv           tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(content)) STORED,
     heading_tsv   tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_heading(breadcrumb, key))) STORED
 );
+-- Every reference between rows names its namespace as well as the id (the targets' unique
+-- (namespace, id) keys): a row can only point at a row of its own namespace, and a foreign-key
+-- check fails alike for another namespace's id and for one that does not exist, so no tenant
+-- learns another's ids from it (sql/migrations/0012_integrity.sql).
+ALTER TABLE memloom_items
+    ADD CONSTRAINT memloom_items_namespace_id UNIQUE (namespace, id),
+    ADD CONSTRAINT memloom_items_supersedes_fkey
+        FOREIGN KEY (namespace, supersedes) REFERENCES memloom_items (namespace, id),
+    ADD CONSTRAINT memloom_items_superseded_by_fkey
+        FOREIGN KEY (namespace, superseded_by) REFERENCES memloom_items (namespace, id);
 COMMENT ON TABLE memloom_items IS
 'the pool: memories (kind memory, optional key, versioned) and document chunks (kind chunk); every read and write is scoped to one namespace';
 COMMENT ON COLUMN memloom_items.heading_tsv IS
@@ -80,15 +90,36 @@ CREATE TABLE memloom_entities (
     kind       text        NOT NULL,
     embedding  vector      NOT NULL,  -- vector(dims) once memloom_init_store has run
     created_at timestamptz NOT NULL DEFAULT now(),
-    UNIQUE (namespace, name, kind)
+    UNIQUE (namespace, name, kind),
+    CONSTRAINT memloom_entities_namespace_id UNIQUE (namespace, id)
 );
 
 CREATE TABLE memloom_mentions (
-    entity_id bigint NOT NULL REFERENCES memloom_entities (id) ON DELETE CASCADE,
-    item_id   bigint NOT NULL REFERENCES memloom_items (id) ON DELETE CASCADE,
+    entity_id bigint NOT NULL,
+    item_id   bigint NOT NULL,
     strength  real   NOT NULL CHECK (strength > 0 AND strength <= 1),
-    PRIMARY KEY (entity_id, item_id)
+    namespace text   NOT NULL,
+    PRIMARY KEY (entity_id, item_id),
+    CONSTRAINT memloom_mentions_entity_id_fkey
+        FOREIGN KEY (namespace, entity_id) REFERENCES memloom_entities (namespace, id) ON DELETE CASCADE,
+    CONSTRAINT memloom_mentions_item_id_fkey
+        FOREIGN KEY (namespace, item_id) REFERENCES memloom_items (namespace, id) ON DELETE CASCADE
 );
+COMMENT ON COLUMN memloom_mentions.namespace IS
+'the namespace of the mention''s item and entity (both foreign keys include it); filled from the item when an insert leaves it out';
+
+-- A mention's namespace when the writer leaves it out: its item's, as this session sees it.
+CREATE FUNCTION memloom_mentions_namespace() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.namespace := (SELECT i.namespace FROM memloom_items i WHERE i.id = NEW.item_id);
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION memloom_mentions_namespace() IS
+'trigger: a mention inserted without a namespace gets its item''s (an item the session cannot see gives NULL, and the insert fails)';
+CREATE TRIGGER memloom_mentions_namespace BEFORE INSERT ON memloom_mentions
+    FOR EACH ROW WHEN (NEW.namespace IS NULL) EXECUTE FUNCTION memloom_mentions_namespace();
 CREATE INDEX memloom_mentions_item ON memloom_mentions (item_id);
 -- The entity arm reads an entity's strongest mentions first (07_entity_arm.sql).
 CREATE INDEX memloom_mentions_strength

@@ -52,13 +52,35 @@ COMMENT ON TABLE memloom_namespace_stats IS
 
 -- df(e) = active items of the namespace that mention e.
 CREATE TABLE memloom_entity_stats (
-    entity_id bigint  PRIMARY KEY REFERENCES memloom_entities (id) ON DELETE CASCADE,
+    entity_id bigint  PRIMARY KEY,
     namespace text    NOT NULL,
-    df        integer NOT NULL
+    df        integer NOT NULL,
+    CONSTRAINT memloom_entity_stats_entity_id_fkey
+        FOREIGN KEY (namespace, entity_id) REFERENCES memloom_entities (namespace, id) ON DELETE CASCADE
 ) WITH (fillfactor = 50);
 CREATE INDEX memloom_entity_stats_namespace ON memloom_entity_stats (namespace);
 COMMENT ON TABLE memloom_entity_stats IS
 'per entity, how many active items of its namespace mention it (the entity arm''s inverse entity frequency); kept by the statistics triggers (sql/0009), recomputed by memloom_refresh_stats';
+
+-- An entity statistic's key is its entity id alone (the statistics commit upserts on it), and a
+-- unique violation is reported before a foreign-key one: a tenant inserting a row for another
+-- namespace's entity id would learn from "duplicate key" that the id exists. The entity is
+-- looked up first, as the session sees it, so that insert fails as for an id that does not
+-- exist.
+CREATE FUNCTION memloom_entity_stats_check() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM memloom_entities e WHERE e.id = NEW.entity_id AND e.namespace = NEW.namespace) THEN
+        RAISE EXCEPTION 'no entity % in namespace %', NEW.entity_id, quote_literal(NEW.namespace)
+            USING ERRCODE = 'foreign_key_violation';
+    END IF;
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION memloom_entity_stats_check() IS
+'trigger: an entity statistic must name an entity of its namespace that the session can see, checked before the row''s unique key (so no tenant learns another''s entity ids from a duplicate key)';
+CREATE TRIGGER memloom_entity_stats_check BEFORE INSERT OR UPDATE OF entity_id, namespace ON memloom_entity_stats
+    FOR EACH ROW EXECUTE FUNCTION memloom_entity_stats_check();
 
 -- Locking and full recompute ----------------------------------------------------------------
 CREATE FUNCTION memloom_stats_lock(ns text) RETURNS void

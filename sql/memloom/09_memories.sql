@@ -160,3 +160,66 @@ $$;
 COMMENT ON FUNCTION memloom_forget(text, text, bigint, boolean) IS
 'forgets a memory key (every version) or one item by id in namespace ns, under the key''s advisory lock (the lock memloom_remember takes, so writers of a key queue in one order): deletes the items, their mentions and the entities no longer mentioned, keeping the other versions'' links valid; returns the counts removed (not_a_memory: the id names a document chunk and memories_only is set, nothing deleted)';
 
+-- Forgetting a whole namespace (docs/SECURITY.md, "Erasure").
+CREATE FUNCTION memloom_forget_namespace(ns text)
+RETURNS TABLE (items integer, mentions integer, entities integer, statistics integer)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    k       text;
+    n_items integer := 0;
+    n_ment  integer := 0;
+    n_ent   integer := 0;
+    n_stat  integer := 0;
+    n       integer;
+    prev_bulk text;
+BEGIN
+    IF ns IS NULL OR ns = '' THEN
+        RAISE EXCEPTION 'memloom_forget_namespace needs a namespace' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Only the caller's bound namespace (a tenant role's other namespaces are out of reach
+    -- anyway, row-level security would just delete nothing: say so instead).
+    PERFORM memloom_assert_namespace(ns);
+    -- Every key's advisory lock, in key order, as memloom_remember and memloom_forget take
+    -- one: a concurrent remember of a key either committed before (its rows are deleted
+    -- below, in snapshots taken after the locks) or starts after this commits.
+    FOR k IN SELECT DISTINCT i.key FROM memloom_items i
+             WHERE i.namespace = ns AND i.key IS NOT NULL ORDER BY i.key LOOP
+        PERFORM pg_advisory_xact_lock(hashtextextended(ns || chr(31) || k, 7));
+    END LOOP;
+    -- The statistics go with the namespace: deleted here, while the triggers only mark it (a
+    -- bulk write, sql/0009) instead of recording every lexeme it held; the commit then finds
+    -- no statistics row to mark. The caller's setting is restored for the rest of its
+    -- transaction.
+    prev_bulk := current_setting('memloom.stats_bulk', true);
+    PERFORM set_config('memloom.stats_bulk', 'on', true);
+    DELETE FROM memloom_term_stats s WHERE s.namespace = ns;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    n_stat := n_stat + n;
+    DELETE FROM memloom_entity_stats s WHERE s.namespace = ns;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    n_stat := n_stat + n;
+    DELETE FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    n_stat := n_stat + n;
+    DELETE FROM memloom_mentions m WHERE m.namespace = ns;
+    GET DIAGNOSTICS n_ment = ROW_COUNT;
+    DELETE FROM memloom_items i WHERE i.namespace = ns;  -- the version chains in one statement
+    GET DIAGNOSTICS n_items = ROW_COUNT;
+    DELETE FROM memloom_entities e WHERE e.namespace = ns;
+    GET DIAGNOSTICS n_ent = ROW_COUNT;
+    PERFORM set_config('memloom.stats_bulk', coalesce(prev_bulk, ''), true);
+    -- The planner's statistics sample values and lexemes of the pool (pg_statistic, most
+    -- common elements of tsv): sampled again here, in this transaction's snapshot, so they
+    -- hold nothing of the namespace once it commits. Only the owner may ANALYZE; under a
+    -- tenant role the next ANALYZE (autovacuum) does it.
+    IF pg_catalog.pg_has_role(current_user,
+           (SELECT c.relowner FROM pg_catalog.pg_class c WHERE c.oid = 'memloom_items'::regclass), 'USAGE')
+       OR coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user), false) THEN
+        ANALYZE memloom_items, memloom_entities, memloom_mentions;
+    END IF;
+    RETURN QUERY SELECT n_items, n_ment, n_ent, n_stat;
+END
+$$;
+COMMENT ON FUNCTION memloom_forget_namespace(text) IS
+'forgets namespace ns entirely in one transaction: its items (every version), mentions, entities and keyword and entity statistics, under every key''s advisory lock, then ANALYZEs the pool tables when the caller owns them (the planner''s samples); returns the rows removed (statistics: memloom_term_stats, memloom_entity_stats and memloom_namespace_stats rows). Only the caller''s bound namespace (memloom_assert_namespace). The grants (memloom_namespace_grants) stay: revoke them with memloom_revoke_namespace';

@@ -136,11 +136,10 @@ COMMENT ON POLICY memloom_entities_namespace ON memloom_entities IS
 -- entity both visible, so an edge never crosses namespaces.
 ALTER TABLE memloom_mentions ENABLE ROW LEVEL SECURITY;
 CREATE POLICY memloom_mentions_namespace ON memloom_mentions
-    USING (EXISTS (SELECT 1 FROM memloom_items i WHERE i.id = item_id))
-    WITH CHECK (EXISTS (SELECT 1 FROM memloom_items i WHERE i.id = item_id)
-                AND EXISTS (SELECT 1 FROM memloom_entities e WHERE e.id = entity_id));
+    USING (namespace = (SELECT memloom_current_namespace()))
+    WITH CHECK (namespace = (SELECT memloom_current_namespace()));
 COMMENT ON POLICY memloom_mentions_namespace ON memloom_mentions IS
-'a mention is visible when its item is, and may link only an item and an entity of the session''s namespace';
+'a session sees and writes only the mentions of its namespace; the foreign keys (namespace, item_id) and (namespace, entity_id) keep both ends in it';
 
 -- The statistics too: one tenant must not learn which words another's documents use.
 ALTER TABLE memloom_entity_stats ENABLE ROW LEVEL SECURITY;
@@ -184,5 +183,65 @@ BEGIN
     EXECUTE format('ALTER FUNCTION memloom_unrestricted() SET search_path = %s', path);
     EXECUTE format('ALTER FUNCTION memloom_assert_namespace(text) SET search_path = %s', path);
     EXECUTE format('ALTER FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) SET search_path = %s', path);
+END
+$$;
+
+-- No planner statistics that name a tenant ---------------------------------------------------------
+-- Under row-level security PostgreSQL still estimates leakproof comparisons (text =) from the
+-- table's statistics, so EXPLAIN would show a tenant which namespaces exist and their sizes.
+CREATE FUNCTION memloom_hide_planner_statistics() RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    tabs text[] := ARRAY['memloom_items', 'memloom_items', 'memloom_items', 'memloom_items',
+                         'memloom_items', 'memloom_items', 'memloom_entities', 'memloom_entities',
+                         'memloom_mentions', 'memloom_term_stats', 'memloom_term_stats',
+                         'memloom_namespace_stats', 'memloom_entity_stats',
+                         'memloom_namespace_grants', 'memloom_namespace_grants'];
+    cols text[] := ARRAY['namespace', 'key', 'source', 'breadcrumb', 'content', 'content_hash',
+                         'namespace', 'name', 'namespace', 'namespace', 'lexeme', 'namespace',
+                         'namespace', 'namespace', 'role_name'];
+    i integer;
+BEGIN
+    IF NOT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user), false) THEN
+        RAISE EXCEPTION 'memloom_hide_planner_statistics changes pg_statistic, which only a superuser may; run it as one'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    FOR i IN 1 .. cardinality(tabs) LOOP
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN %I SET STATISTICS 0', tabs[i], cols[i]);
+    END LOOP;
+    -- ANALYZE skips such a column but keeps what it gathered before: removed here.
+    DELETE FROM pg_catalog.pg_statistic s
+     USING unnest(tabs, cols) AS x(t, c)
+     JOIN pg_catalog.pg_attribute a ON a.attrelid = x.t::regclass AND a.attname = x.c
+     WHERE s.starelid = a.attrelid AND s.staattnum = a.attnum;
+    -- The arms filter by namespace; with no statistics at all the planner would take
+    -- `namespace = ns` for 0.5% of the rows and prefer a namespace index and a sort to the
+    -- HNSW and GIN indexes (12x slower on a large namespace). One fixed estimate instead,
+    -- derived from no data: one distinct value, so every namespace is estimated at the whole
+    -- table, the plans a store of one large namespace had. ANALYZE leaves these rows alone
+    -- (statistics target 0).
+    INSERT INTO pg_catalog.pg_statistic
+        (starelid, staattnum, stainherit, stanullfrac, stawidth, stadistinct,
+         stakind1, stakind2, stakind3, stakind4, stakind5,
+         staop1, staop2, staop3, staop4, staop5, stacoll1, stacoll2, stacoll3, stacoll4, stacoll5)
+    SELECT a.attrelid, a.attnum, false, 0, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
+    FROM pg_catalog.pg_attribute a
+    WHERE a.attname = 'namespace'
+      AND a.attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass, 'memloom_mentions'::regclass);
+    RETURN cardinality(tabs);
+END
+$$;
+COMMENT ON FUNCTION memloom_hide_planner_statistics() IS
+'superuser only: stops ANALYZE from gathering statistics on the memloom columns that name tenants or their content (namespace, key, source, breadcrumb, content, entity names, lexemes, grants), deletes those gathered before, and gives the namespace columns one fixed estimate (every namespace = the whole table), so EXPLAIN shows a tenant nothing about other namespaces and recall keeps its index plans; returns the columns hidden. sql/0012 runs it when migrating as a superuser';
+
+DO $$
+BEGIN
+    IF coalesce((SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user), false) THEN
+        PERFORM memloom_hide_planner_statistics();
+    ELSE
+        -- Statistics target 0 alone would lose the namespace estimates the recall plans need:
+        -- without a superuser nothing changes, and the store says so.
+        RAISE WARNING 'memloom 0012: EXPLAIN row estimates still show tenants which namespaces exist and their sizes; a superuser hides them with: SELECT memloom_hide_planner_statistics()';
+    END IF;
 END
 $$;

@@ -3,7 +3,7 @@
 //! `sql/README.md`, [`init_store`] (the embedder and its vector dimensions, chosen once per
 //! store), and typed calls of
 //! `memloom_fuse` (recall, one statement), `memloom_remember` (versioned memories) and the
-//! memories' `forget` (`memloom_forget`) and `history`, and bounded retries of writes that lost
+//! memories' `forget` (`memloom_forget`), `forget_namespace` and `history`, and bounded retries of writes that lost
 //! a race ([`retry_transient`]).
 //!
 //! The crate needs only a connected [`tokio_postgres::Client`]: it has no runtime of its own,
@@ -20,7 +20,9 @@ mod scope;
 mod store;
 
 pub use error::{Error, ErrorKind};
-pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
+pub use memories::{
+    forget, forget_namespace, history, ForgetTarget, Forgotten, MemoryVersion, NamespaceForgotten,
+};
 pub use migrate::{
     apply_migration, migrate, Migration, CURRENT_DEFINITION, MIGRATIONS, MIGRATION_LOCK_KEY,
 };

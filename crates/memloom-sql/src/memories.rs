@@ -3,6 +3,7 @@
 //! `forget` / `history` (npm/src/store.js), restricted to memories: document chunks belong to
 //! ingest. Each call is one statement, so a forget is atomic without a client transaction;
 //! forget is `memloom_forget` (sql/0011), the same function every client calls.
+//! [`forget_namespace`] erases a whole namespace (`memloom_forget_namespace`, sql/0012).
 
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
@@ -29,6 +30,17 @@ pub struct Forgotten {
     pub entities: i64,
     /// The id named a document chunk, which forget leaves alone.
     pub not_a_memory: bool,
+}
+
+/// What forgetting a whole namespace removed (the counts `memloom_forget_namespace` returns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamespaceForgotten {
+    /// Items deleted: memories (every version) and document chunks.
+    pub items: i64,
+    pub mentions: i64,
+    pub entities: i64,
+    /// Keyword and entity statistics rows deleted (term, entity and namespace statistics).
+    pub statistics: i64,
 }
 
 /// One version of a memory key.
@@ -93,6 +105,38 @@ pub async fn forget(
         mentions: row.try_get(1).map_err(bad)?,
         entities: row.try_get(2).map_err(bad)?,
         not_a_memory: row.try_get(3).map_err(bad)?,
+    })
+}
+
+const FORGET_NAMESPACE: &str =
+    "SELECT items::bigint, mentions::bigint, entities::bigint, statistics::bigint
+  FROM memloom_forget_namespace($1)";
+
+/// Forgets everything `namespace` holds, in one statement (`memloom_forget_namespace`,
+/// sql/0012): its items, mentions, entities and statistics, under every key's advisory lock.
+/// Only the session's bound namespace (another raises `insufficient_privilege`). The
+/// namespace's grants stay. Retry a transient failure with [`crate::retry_transient`].
+pub async fn forget_namespace(
+    client: &Client,
+    namespace: &str,
+) -> Result<NamespaceForgotten, Error> {
+    if namespace.is_empty() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            "forget_namespace needs a namespace",
+        ));
+    }
+    let row = client
+        .query_typed_one(FORGET_NAMESPACE, &[(&namespace, Type::TEXT)])
+        .await
+        .map_err(|e| Error::db("forgetting the namespace failed", e))?;
+    let bad =
+        |e: tokio_postgres::Error| Error::db("forget_namespace returned an unexpected row", e);
+    Ok(NamespaceForgotten {
+        items: row.try_get(0).map_err(bad)?,
+        mentions: row.try_get(1).map_err(bad)?,
+        entities: row.try_get(2).map_err(bad)?,
+        statistics: row.try_get(3).map_err(bad)?,
     })
 }
 

@@ -26,7 +26,8 @@ async fn each_arm_uses_its_index() {
                   LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
                            FROM generate_series(1, 256) WHERE g > 0) v;
              INSERT INTO memloom_mentions (entity_id, item_id, strength)
-             SELECT e.id, i.id, 0.5 FROM memloom_entities e JOIN memloom_items i ON i.id % 500 = e.id % 500;
+             SELECT e.id, i.id, 0.5 FROM memloom_entities e
+               JOIN memloom_items i ON i.namespace = e.namespace AND i.id % 500 = e.id % 500;
              SELECT memloom_refresh_stats('ns');
              ANALYZE;"
         ))

@@ -8,8 +8,10 @@ mod util;
 
 mod catalog;
 mod embedder;
+mod erasure;
 mod forget;
 mod fusion;
+mod integrity;
 mod keyword;
 mod memories;
 mod migrations;

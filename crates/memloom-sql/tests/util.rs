@@ -161,6 +161,32 @@ impl TestDb {
         (client, rx)
     }
 
+    /// `pg_dump --data-only` of this test's database (every table's rows, as SQL text).
+    pub fn pg_dump_data(&self) -> String {
+        use tokio_postgres::config::Host;
+        let mut cmd = std::process::Command::new("/usr/lib/postgresql/15/bin/pg_dump");
+        cmd.args(["--data-only", "--no-password"]);
+        if let Some(Host::Tcp(h)) = self.config.get_hosts().first() {
+            cmd.args(["--host", h]);
+        }
+        if let Some(p) = self.config.get_ports().first() {
+            cmd.args(["--port", &p.to_string()]);
+        }
+        if let Some(u) = self.config.get_user() {
+            cmd.args(["--username", u]);
+        }
+        cmd.args(["--dbname", &self.name]);
+        let out = cmd
+            .output()
+            .expect("pg_dump runs (PostgreSQL 15 client, scripts/pg.sh install)");
+        assert!(
+            out.status.success(),
+            "pg_dump failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("pg_dump writes UTF-8")
+    }
+
     pub async fn drop_db(self) {
         let TestDb {
             client,
