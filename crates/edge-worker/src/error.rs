@@ -241,9 +241,16 @@ mod tests {
     #[test]
     fn a_slow_body_is_408_and_names_the_limit() {
         let e = ApiError::body_timeout(crate::api::BODY_TIMEOUT_MS);
-        assert_eq!((e.status, e.code, e.retry_after), (408, "body_timeout", None));
+        assert_eq!(
+            (e.status, e.code, e.retry_after),
+            (408, "body_timeout", None)
+        );
         assert!(e.message.contains("within 5000 ms"), "{}", e.message);
-        assert!(e.body().contains("\"code\":\"body_timeout\""), "{}", e.body());
+        assert!(
+            e.body().contains("\"code\":\"body_timeout\""),
+            "{}",
+            e.body()
+        );
     }
 
     #[test]
