@@ -582,6 +582,26 @@ async fn read_body(req: &mut Request, log: &mut RequestLog) -> Result<Vec<u8>, A
     if req.inner().body().is_none() {
         return Ok(Vec::new());
     }
+    if length.is_some() {
+        // The size is known and checked: read it whole, under the deadline.
+        return match timeout(api::BODY_TIMEOUT_MS, req.bytes()).await {
+            Some(Ok(body)) => Ok(body),
+            Some(Err(e)) => {
+                log.detail = Some(format!("reading the body: {e}"));
+                Err(ApiError::bad_request(
+                    "invalid_body",
+                    "the request body could not be read",
+                ))
+            }
+            None => {
+                log.detail = Some(format!(
+                    "the body was not complete after {} ms",
+                    api::BODY_TIMEOUT_MS
+                ));
+                Err(ApiError::body_timeout(api::BODY_TIMEOUT_MS))
+            }
+        };
+    }
     let unreadable = |e: worker::Error| {
         (
             ApiError::bad_request("invalid_body", "the request body could not be read"),
