@@ -29,7 +29,9 @@ cleanup() {
   fi
   bash "$ROOT/scripts/pg.sh" stop 2>/dev/null || true
   if [ $rc -ne 0 ] && [ -f "$WORK/wrangler.log" ]; then
-    log "wrangler log (last 40 lines):"; tail -n 40 "$WORK/wrangler.log" >&2
+    log "wrangler log: errors, then the last 40 lines:"
+    grep -nE 'panicked|Uncaught|RuntimeError|\bError\b|exception' "$WORK/wrangler.log" | head -n 40 >&2 || true
+    tail -n 40 "$WORK/wrangler.log" >&2
   fi
   rm -rf "$WORK"
   exit $rc
@@ -106,6 +108,7 @@ log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler sta
 if [ -n "${MEMLOOM_WORKER_TESTS:-}" ]; then read -r -a test_files <<< "$MEMLOOM_WORKER_TESTS"
 else test_files=("$ROOT"/tests/worker/*.test.mjs); fi
 WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$URL" APP_DATABASE_URL="$APP_URL" \
+  WRANGLER_LOG="$WORK/wrangler.log" \
   node --test --test-concurrency=1 --test-reporter=spec "${test_files[@]}"
 
 # No request may have leaked a token or the database URL into the log.

@@ -168,7 +168,9 @@ async function cmdIngest(v, pos) {
     const secs = (Date.now() - started) / 1000;
     err(
       `memloom: ingested ${report.files} files in ${secs.toFixed(1)} s: ${report.added} new, ${report.changed} changed, ` +
-        `${report.unchanged} unchanged, ${report.removed} removed, ${report.skipped} skipped; ${report.chunks} chunks written`,
+        `${report.unchanged} unchanged, ${report.removed} removed, ${report.skipped} skipped` +
+        (report.empty ? `, ${report.empty} empty (no text to index: only headings or blank)` : '') +
+        `; ${report.chunks} chunks written`,
     );
     const indexed = v.index ? await runIndex(store, {}) : undefined;
     if (v.json) out(JSON.stringify({ ...report, seconds: secs, ...(indexed ? { index: indexed } : {}) }));
@@ -311,7 +313,7 @@ async function runIndex(store, { all = false, offline = false }) {
   bar.done();
   const rate = r.items / Math.max(r.seconds, 0.001);
   err(
-    `memloom: indexed ${r.items} items: ${r.entities} entities, ${r.mentions} mentions ` +
+    `memloom: indexed ${r.items} items: ${r.entities} entities (${r.newEntities} new), ${r.mentions} mentions ` +
       `in ${r.seconds.toFixed(1)} s (${rate.toFixed(0)} items/s, ${r.extractor} extractor)` +
       (r.fallbacks ? `; ${r.fallbacks} items fell back to the offline extractor` : '') +
       (r.removedMentions || r.removedEntities ? `; removed ${r.removedMentions} stale mentions, ${r.removedEntities} unused entities` : ''),

@@ -145,8 +145,8 @@ async function ingest(files) {
     $('progress-label').textContent = 'Done';
     $('progress-bar').value = $('progress-bar').max;
     $('progress-text').textContent =
-      `${r.report.files} files read (${r.report.added} new, ${r.report.changed} changed, ${r.report.unchanged} unchanged) · ` +
-      `${r.report.chunks.toLocaleString()} chunks · ${r.index.entities.toLocaleString()} new entities · ${secs} s`;
+      `${r.report.files} files read (${r.report.added} new, ${r.report.changed} changed, ${r.report.unchanged} unchanged${r.report.empty ? `, ${r.report.empty} empty` : ''}) · ` +
+      `${r.report.chunks.toLocaleString()} chunks · ${r.index.newEntities.toLocaleString()} new entities · ${secs} s`;
     if (r.warnings.length > 0) {
       $('warnings-summary').textContent = `${r.warnings.length} file${r.warnings.length === 1 ? '' : 's'} skipped`;
       $('warnings-list').replaceChildren(...r.warnings.map((w) => el('li', {}, el('code', { textContent: w.source }), `: ${w.reason}`)));

@@ -238,12 +238,14 @@ export class Store {
    * File, any runtime; binary, non-UTF-8 and oversized ones are skipped). Idempotent and
    * incremental: an unchanged file (same content hash) is skipped; a changed file's chunks are
    * replaced in one transaction; files gone from an ingested folder lose their chunks; binary
-   * and non-UTF-8 files are skipped with a warning.
+   * and non-UTF-8 files are skipped with a warning. A file that yields no chunks (only
+   * headings, or blank) stores nothing and counts as `empty` on every run (a file that had
+   * chunks and now yields none is `changed`: its chunks go).
    */
   async ingest(inputs, { maxBytes, onProgress, onWarning } = {}) {
     const list = Array.isArray(inputs) ? inputs : [inputs];
     const warn = (w) => onWarning?.(w);
-    const report = { files: 0, added: 0, changed: 0, unchanged: 0, removed: 0, skipped: 0, chunks: 0 };
+    const report = { files: 0, added: 0, changed: 0, unchanged: 0, empty: 0, removed: 0, skipped: 0, chunks: 0 };
     // groups: [{root, docs: [{source, load()}], prune}]
     const groups = [];
     const loose = [];
@@ -309,10 +311,14 @@ export class Store {
         seen.add(doc.source);
         const hash = await sha256(loaded.text);
         const previous = known.get(doc.source);
+        const chunks = previous === hash ? undefined : chunk(doc.source, loaded.text, opts);
         if (previous === hash) {
           report.unchanged++;
+        } else if (chunks.length === 0 && previous === undefined) {
+          // Nothing to index (only headings, or white space): no rows, so no stored hash and
+          // nothing to compare with next time. Reported as empty on every run, never as new.
+          report.empty++;
         } else {
-          const chunks = chunk(doc.source, loaded.text, opts);
           const vectors = await this._embed(chunks.map((c) => c.content));
           const metadata = JSON.stringify({ root: group.root, fileHash: hash });
           const isBulk = bulk.written + chunks.length > bulk.before;
@@ -626,7 +632,10 @@ export class Store {
    * resumes. Afterwards the edges of superseded items and entities nothing mentions any more
    * are removed (the arm also reads active items only, so stale never surfaces).
    * Options: extractor, all (re-index every item), batchSize, onProgress({done, total, started,
-   * entities, mentions, fallbacks}), onWarning({reason, items}).
+   * entities, newEntities, mentions, fallbacks}), onWarning({reason, items}). The report's
+   * `entities` counts the distinct entities the indexed items mention, `newEntities` those
+   * this run added to the store (so `index --all` of an indexed store reports its entities,
+   * 0 of them new), `mentions` the edges written.
    */
   async index({ onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
     const ns = this.namespace;
@@ -640,7 +649,10 @@ export class Store {
     // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
     const bulk = total > (await this._activeItems()) / 2;
     const started = Date.now();
-    const report = { items: 0, entities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
+    // entities: the distinct entities the indexed items mention (found or created);
+    // newEntities: of those, the ones this run created (a re-index of an indexed store: 0).
+    const report = { items: 0, entities: 0, newEntities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
+    const mentioned = new Set();
     let after = 0;
     for (;;) {
       const { rows } = await this.db.query(
@@ -697,7 +709,7 @@ export class Store {
              ON CONFLICT (namespace, name, kind) DO NOTHING RETURNING id`,
             [ns, fresh.map((e) => e.name), fresh.map((e) => e.kind), vectors],
           );
-          report.entities += added.length;
+          report.newEntities += added.length;
           await lookup(tx, fresh);
         }
         // Re-indexing replaces the item's edges.
@@ -719,7 +731,9 @@ export class Store {
       });
       report.items += rows.length;
       report.mentions += edgeList.length;
-      onProgress?.({ done: report.items, total, started, entities: report.entities, mentions: report.mentions, fallbacks: report.fallbacks });
+      for (const x of edgeList) mentioned.add(x.key);
+      report.entities = mentioned.size;
+      onProgress?.({ done: report.items, total, started, entities: report.entities, newEntities: report.newEntities, mentions: report.mentions, fallbacks: report.fallbacks });
     }
     // Stale edges: superseded items keep no mentions, and entities nothing mentions go.
     const dm = affected(await this.db.query(

@@ -2,7 +2,7 @@
 // remember (supersede), recall --json / --batch, history, index, stats, and bad inputs.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { cpSync, mkdtempSync, rmSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync, appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +67,27 @@ test('ingest is incremental: unchanged skipped, changed replaced, deleted remove
   assert.equal(hit.breadcrumb, 'PostgreSQL operations > Backups');
   const gone = JSON.parse(cli(['recall', 'vault payments key rotation', '--json']).stdout).results;
   assert.ok(!gone.some((h) => h.source === 'notes.txt'), 'chunks of a deleted file are gone');
+});
+
+test('ingest: a file of only a heading is reported empty on every run, not new (issue 15)', () => {
+  const dir = join(tmp, 'headings-only');
+  mkdirSync(dir);
+  writeFileSync(join(dir, 'title.md'), '# Only a title\n');
+  writeFileSync(join(dir, 'body.md'), '# Title\n\nA body line.\n');
+  let r = cli(['ingest', dir, '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  let rep = JSON.parse(r.stdout);
+  assert.deepEqual([rep.added, rep.empty, rep.unchanged], [1, 1, 0], r.stdout);
+  r = cli(['ingest', dir, '--json']);
+  assert.equal(r.status, 0, r.stderr);
+  rep = JSON.parse(r.stdout);
+  assert.deepEqual([rep.added, rep.changed, rep.empty, rep.unchanged, rep.chunks], [0, 0, 1, 1, 0], r.stdout);
+  assert.match(r.stderr, /0 new, 0 changed, 1 unchanged, 0 removed, 0 skipped, 1 empty \(no text to index: only headings or blank\)/);
+  // Leave the store as it was for the tests below: the file with a body is pruned.
+  unlinkSync(join(dir, 'body.md'));
+  rep = JSON.parse(cli(['ingest', dir, '--json']).stdout);
+  assert.deepEqual([rep.removed, rep.empty], [1, 1]);
+  rmSync(dir, { recursive: true, force: true });
 });
 
 test('ingest of a missing path fails with exit 2 and names it', () => {
@@ -161,7 +182,7 @@ test('--arms restricts the voting arms; --explain adds the terms', () => {
 test('index extracts entities and the entity arm votes', () => {
   const r = cli(['index']);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stderr, /indexed \d+ items: \d+ entities, \d+ mentions/);
+  assert.match(r.stderr, /indexed \d+ items: \d+ entities \(\d+ new\), \d+ mentions/);
   const out = JSON.parse(cli(['recall', 'ETIMEDOUT', '--json']).stdout);
   assert.ok(out.results.some((h) => h.ranks.entity !== null), JSON.stringify(out.results.map((h) => h.ranks)));
   const s = JSON.parse(cli(['stats', '--json']).stdout);

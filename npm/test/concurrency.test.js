@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { embed } from '../src/entry-node.js';
+import { embed, openStore } from '../src/entry-node.js';
 import { runCli } from './helpers.js';
 import { openPg } from '../src/db-pg.js';
 
@@ -91,49 +91,133 @@ test('server: 100 concurrent remember of one key: one active version, gapless li
   }
 });
 
-test('server: 8 CLI processes remembering and forgetting one key: no stack trace, true counts, an intact chain', { skip: noServer, timeout: 300_000 }, async () => {
-  const ns = `conc-forget-${process.pid}-${Date.now()}`;
-  assert.equal(runCli(['init', '--database-url', url]).status, 0);
-  const PROCS = 8;
-  const OPS = 6;
-  let remembered = 0;
-  let forgotten = 0;
-  let collided = 0;
-  const worker = async (w) => {
-    for (let i = 0; i < OPS; i++) {
-      const args = (i + w) % 3 === 2 ? ['forget', '--key', 'shared'] : ['remember', `note ${i} from process ${w}`, '--key', 'shared'];
-      const r = await runCli([...args, '--database-url', url, '--namespace', ns], { async: true });
-      assert.doesNotMatch(r.stderr, /unexpected error|\n\s+at /, `a stack trace: ${r.stderr}`);
-      if (r.status === 2 && /collided with other writers/.test(r.stderr)) {
-        // The one clean failure: the store retried and still lost; one line, exit 2.
-        assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-        collided++;
-        continue;
+// The mix of tests/worker/one-key-load.test.mjs through the CLI: each process runs OPS
+// commands on one key (remember, forget --key, forget --id of the active version, history,
+// recall). MEMLOOM_LOAD_CLI_OPS per process on a server: 6 in `make test`, 125 (1,000
+// commands) in `make faults` (FAULTS_CLI_OPS); MEMLOOM_LOAD_EMBEDDED_OPS on an embedded store:
+// 3, and 25 in `make faults` (FAULTS_EMBEDDED_OPS).
+const CLI_PROCS = 8;
+const CLI_OPS = Number(process.env.MEMLOOM_LOAD_CLI_OPS ?? 6);
+const EMBEDDED_OPS = Number(process.env.MEMLOOM_LOAD_EMBEDDED_OPS ?? 3);
+const STACK = /unexpected error|\n\s+at |^\s+at /m;
+const CLI_MIX = ['remember', 'forget-key', 'recall', 'history', 'remember', 'forget-id', 'remember', 'history'];
+
+/** Runs the mix from CLI_PROCS processes on `store` (CLI args); returns the tallies. */
+async function cliMix(store, { refusedOk, ops = CLI_OPS }) {
+  const t = { remembered: 0, forgotten: 0, histories: 0, recalls: 0, nothing: 0, collided: 0, refused: 0, runs: 0 };
+  const exits = {};
+  const one = async (args) => {
+    const r = await runCli([...args, ...store], { async: true });
+    t.runs++;
+    exits[r.status] = (exits[r.status] ?? 0) + 1;
+    assert.doesNotMatch(r.stderr, STACK, `a stack trace: ${r.stderr}`);
+    if (r.status === 2) {
+      // The clean failures: one line, exit 2.
+      assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+      if (/collided with other writers/.test(r.stderr)) t.collided++;
+      else if (refusedOk && /in use by pid \d+; an embedded store is one process at a time/.test(r.stderr)) t.refused++;
+      else if (/no memory with key/.test(r.stderr)) t.nothing++;
+      else assert.fail(`exit 2: ${r.stderr}`);
+      return undefined;
+    }
+    assert.equal(r.status, 0, r.stderr);
+    return r;
+  };
+  const lane = async (w) => {
+    for (let i = 0; i < ops; i++) {
+      const op = CLI_MIX[(i * 3 + w) % CLI_MIX.length];
+      if (op === 'remember') {
+        if (await one(['remember', `note ${i} from process ${w}`, '--key', 'shared'])) t.remembered++;
+      } else if (op === 'forget-key') {
+        const r = await one(['forget', '--key', 'shared']);
+        if (r) t.forgotten += Number(/^forgot (\d+) items?$/.exec(r.stdout.trim())[1]);
+      } else if (op === 'forget-id') {
+        const h = await one(['history', 'shared', '--json']);
+        const active = h && JSON.parse(h.stdout).find((v) => v.status === 'active');
+        if (!active) continue;
+        const r = await one(['forget', '--id', String(active.id)]);
+        if (r) t.forgotten += Number(/^forgot (\d+) items?$/.exec(r.stdout.trim())[1]);
+      } else if (op === 'history') {
+        const r = await one(['history', 'shared', '--json']);
+        if (r) {
+          assert.ok(JSON.parse(r.stdout).filter((v) => v.status === 'active').length <= 1, r.stdout);
+          t.histories++;
+        }
+      } else {
+        const r = await one(['recall', 'note from process', '--json', '--limit', '5']);
+        if (r) {
+          assert.ok(JSON.parse(r.stdout).results.filter((x) => x.key === 'shared').length <= 1, r.stdout);
+          t.recalls++;
+        }
       }
-      assert.equal(r.status, 0, r.stderr);
-      if (args[0] === 'remember') remembered++;
-      else forgotten += Number(/^forgot (\d+) items?$/.exec(r.stdout.trim())[1]);
     }
   };
-  await Promise.all(Array.from({ length: PROCS }, (_, w) => worker(w)));
+  const started = Date.now();
+  await Promise.all(Array.from({ length: CLI_PROCS }, (_, w) => lane(w)));
+  return { t, exits, seconds: (Date.now() - started) / 1000 };
+}
+
+/**
+ * Versions strictly increasing (a forget by id of the version history showed active may land
+ * after a remember superseded it, and removes it from the middle), every link to an existing
+ * row, at most one active.
+ */
+function checkChain(rows, what) {
+  const versions = rows.map((r) => Number(r.version));
+  assert.ok(versions.every((v, i) => v >= 1 && (i === 0 || versions[i - 1] < v)), `${what}: versions not strictly increasing: ${versions}`);
+  assert.ok(rows.filter((r) => r.status === 'active').length <= 1, `${what}: two active versions`);
+  const ids = new Set(rows.map((r) => String(r.id)));
+  for (const r of rows) {
+    for (const link of [r.supersedes, r.superseded_by]) if (link !== null) assert.ok(ids.has(String(link)), `${what}: dangling link ${link}`);
+  }
+}
+
+const CHAIN_SQL = `SELECT id, version, status, supersedes, superseded_by FROM memloom_items WHERE namespace = $1 AND key = 'shared' ORDER BY version`;
+
+test(`server: ${CLI_PROCS} CLI processes x ${CLI_OPS} mixed commands on one key: exit 0 or 2 with one line, no stack trace, true counts, an intact chain`, { skip: noServer, timeout: 1_800_000 }, async () => {
+  const ns = `conc-forget-${process.pid}-${Date.now()}`;
+  assert.equal(runCli(['init', '--database-url', url]).status, 0);
+  const store = ['--database-url', url, '--namespace', ns];
+  const { t, exits, seconds } = await cliMix(store, { refusedOk: false });
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
   try {
-    const { rows } = await admin.query(
-      `SELECT id, version, status, supersedes, superseded_by FROM memloom_items WHERE namespace = $1 AND key = 'shared' ORDER BY version`,
-      [ns],
+    const { rows } = await admin.query(CHAIN_SQL, [ns]);
+    process.stderr.write(
+      `cli one-key load (server): ${CLI_PROCS} processes x ${CLI_OPS}, ${t.runs} runs in ${seconds.toFixed(1)} s: ${JSON.stringify(t)} exits ${JSON.stringify(exits)}, ${rows.length} versions left\n`,
     );
-    process.stderr.write(`cli forget/remember: ${PROCS} processes x ${OPS}: ${remembered} remembered, ${forgotten} forgotten, ${collided} collided, ${rows.length} left\n`);
-    assert.equal(collided, 0, 'a write outlived its retries');
-    assert.equal(rows.length, remembered - forgotten, 'the printed counts are the rows that went');
-    assert.deepEqual(rows.map((r) => Number(r.version)), rows.map((_, i) => i + 1), 'gapless');
-    assert.ok(rows.filter((r) => r.status === 'active').length <= 1);
-    const ids = new Set(rows.map((r) => String(r.id)));
-    for (const r of rows) {
-      for (const link of [r.supersedes, r.superseded_by]) if (link !== null) assert.ok(ids.has(String(link)), `dangling link ${link}`);
-    }
+    assert.equal(t.collided, 0, 'a write outlived its retries');
+    checkChain(rows, 'after the load');
+    assert.equal(rows.length, t.remembered - t.forgotten, 'the printed counts are the rows that went');
+    assert.equal(runCli(['remember', 'the last word', '--key', 'shared', ...store]).status, 0);
+    const { rows: final } = await admin.query(CHAIN_SQL, [ns]);
+    checkChain(final, 'after one more remember');
+    assert.equal(final.filter((r) => r.status === 'active').length, 1, 'exactly one active version');
+    assert.equal(final.at(-1).status, 'active');
+    assert.ok(t.remembered > 0 && t.histories > 0 && t.recalls > 0, JSON.stringify(t));
   } finally {
     await admin.end();
+  }
+});
+
+test(`embedded store: ${CLI_PROCS} CLI processes x ${EMBEDDED_OPS} mixed commands: the lock refuses the others in one line, nothing breaks`, { timeout: 1_800_000 }, async () => {
+  // PGlite is one process per store: the lock file (memloom.lock) refuses a second process
+  // with one line and exit 2; it does not queue. What succeeds is consistent.
+  const dir = join(tmp, 'embedded-mix');
+  const store = ['--store', dir];
+  assert.equal(runCli(['init', ...store]).status, 0);
+  const { t, exits, seconds } = await cliMix(store, { refusedOk: true, ops: EMBEDDED_OPS });
+  const s = await openStore({ dir, create: false });
+  try {
+    const { rows } = await s.db.query(CHAIN_SQL, ['default']);
+    process.stderr.write(
+      `cli one-key load (embedded): ${CLI_PROCS} processes x ${EMBEDDED_OPS}, ${t.runs} runs in ${seconds.toFixed(1)} s: ${JSON.stringify(t)} exits ${JSON.stringify(exits)}, ${rows.length} versions left\n`,
+    );
+    checkChain(rows, 'embedded');
+    assert.equal(rows.length, t.remembered - t.forgotten);
+    assert.ok(t.refused > 0, 'some processes met the lock');
+  } finally {
+    await s.close();
   }
 });
 

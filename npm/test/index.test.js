@@ -62,10 +62,22 @@ test('index: incremental, idempotent, stale edges removed, in-place changes re-i
     const snap = await snapshot(store);
     assert.ok(snap.entities.includes('error_code:ERR_REQUIRE_ESM'), snap.entities.join(' '));
     assert.ok(snap.entities.includes('ticket:JIRA-4512'), snap.entities.join(' '));
+    // A first run: every entity it mentions is new, and the store holds exactly those.
+    assert.deepEqual([first.entities, first.newEntities, first.mentions], [snap.entities.length, snap.entities.length, snap.mentions.length]);
 
     // Nothing new: nothing done, nothing changed.
     const again = await store.index();
-    assert.deepEqual([again.items, again.entities, again.mentions], [0, 0, 0]);
+    assert.deepEqual([again.items, again.entities, again.newEntities, again.mentions], [0, 0, 0, 0]);
+    assert.deepEqual(await snapshot(store), snap);
+
+    // index --all of an indexed store (issue 16 reported "0 entities"): the true count of the
+    // entities its items mention, none of them new, the same edges.
+    const reindexed = await store.index({ all: true });
+    assert.deepEqual(
+      [reindexed.items, reindexed.entities, reindexed.newEntities, reindexed.mentions, reindexed.removedEntities],
+      [6, snap.entities.length, 0, snap.mentions.length, 0],
+      JSON.stringify(reindexed),
+    );
     assert.deepEqual(await snapshot(store), snap);
 
     // A new version supersedes: its predecessor's edges and now-unused entities go.
@@ -93,8 +105,8 @@ test('index: incremental, idempotent, stale edges removed, in-place changes re-i
 
     // --all re-indexes everything and lands on the same state.
     const before = await snapshot(store);
-    const all = await store.index({ all: true });
-    assert.equal(all.items, 5);
+    const again5 = await store.index({ all: true });
+    assert.deepEqual([again5.items, again5.entities, again5.newEntities], [5, before.entities.length, 0], JSON.stringify(again5));
     assert.deepEqual(await snapshot(store), before);
   } finally {
     await store.close();
@@ -326,7 +338,7 @@ test('cli: ingest --index with the LLM extractor configured, progress and fallba
     assert.equal(rep.index.items, 3);
     assert.equal(rep.index.fallbacks, 2);
     assert.match(r.stderr, /warning: LLM reply is not valid JSON .*2 item\(s\) fall back to the offline extractor/);
-    assert.match(r.stderr, /indexed 3 items: \d+ entities, \d+ mentions in [\d.]+ s \(\d+ items\/s, llm:tiny extractor\); 2 items fell back/);
+    assert.match(r.stderr, /indexed 3 items: \d+ entities \(\d+ new\), \d+ mentions in [\d.]+ s \(\d+ items\/s, llm:tiny extractor\); 2 items fell back/);
     r = await runCli(['recall', 'Team Falcon', '--arms', 'entity', '--json', '--store', store], { async: true });
     assert.equal(r.status, 0, r.stderr);
     assert.equal(JSON.parse(r.stdout).results[0]?.source, 'n2.md');
@@ -334,7 +346,10 @@ test('cli: ingest --index with the LLM extractor configured, progress and fallba
     const before = srv.requests.length;
     r = await runCli(['index', '--all', '--offline', '--json', '--store', store], { env: { ...env, MEMLOOM_PROGRESS_MS: '1' }, async: true });
     assert.equal(r.status, 0, r.stderr);
-    assert.equal(JSON.parse(r.stdout).items, 3);
+    const all = JSON.parse(r.stdout);
+    assert.equal(all.items, 3);
+    assert.ok(all.entities > 0, JSON.stringify(all));
+    assert.match(r.stderr, new RegExp(`indexed 3 items: ${all.entities} entities \\(${all.newEntities} new\\)`));
     assert.equal(srv.requests.length, before);
     assert.match(r.stderr, /offline extractor/);
   } finally {

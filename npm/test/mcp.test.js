@@ -216,3 +216,16 @@ test('mcp refuses bad options before serving (exit 2, nothing on stdout)', () =>
   assert.equal(extra.status, 2);
   assert.match(extra.stderr, /mcp takes no arguments/);
 });
+
+test('a second process on the served embedded store is stopped by the lock: one line, exit 2 (docs/MCP.md)', async () => {
+  // The server above holds `store` for as long as it runs.
+  for (const args of [['mcp'], ['remember', 'written while the agent runs', '--key', 'second-process']]) {
+    const r = await runCli([...args, '--store', store], { async: true });
+    assert.equal(r.status, 2, `${args[0]}: ${r.stderr}`);
+    assert.match(r.stderr.trim(), /^memloom: error: store .* in use by pid \d+; an embedded store is one process at a time: wait for it, or use a PostgreSQL server \(--database-url\) for concurrent clients$/);
+    assert.equal(r.stdout, '');
+  }
+  // The server still serves, and the refused write is not there.
+  const h = await call('history', { key: 'second-process' });
+  assert.equal(h.isError, true, text(h));
+});

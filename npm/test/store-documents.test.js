@@ -41,6 +41,27 @@ test('ingest takes File documents, skips binary ones with a warning, and is incr
   assert.equal(results[0].breadcrumb, 'Postgres > Auth');
 });
 
+test('a document with no chunks (only headings) is empty on every ingest, never new (issue 15)', async () => {
+  const docs = [
+    { root: 'empty', source: 'title-only.md', text: '# Just a title\n' },
+    { root: 'empty', source: 'headings.md', text: '# A\n\n## B\n\n### C\n' },
+    { root: 'empty', source: 'blank.txt', text: '\n  \n\t\n' },
+    { root: 'empty', source: 'real.md', text: '# Real\n\nThis one has a body.\n' },
+  ];
+  const first = await store.ingest(docs);
+  assert.deepEqual([first.files, first.added, first.empty, first.unchanged, first.chunks], [4, 1, 3, 0, 1], JSON.stringify(first));
+  for (let run = 0; run < 2; run++) {
+    const again = await store.ingest(docs);
+    assert.deepEqual([again.added, again.changed, again.empty, again.unchanged, again.chunks], [0, 0, 3, 1, 0], JSON.stringify(again));
+  }
+  // A file that had chunks and now yields none is changed: its chunks go.
+  const emptied = await store.ingest([{ ...docs[3], text: '# Real\n' }]);
+  assert.deepEqual([emptied.changed, emptied.empty, emptied.chunks], [1, 0, 0], JSON.stringify(emptied));
+  const { rows } = await store.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE metadata->>'root' = 'empty'`);
+  assert.equal(rows[0].n, 0);
+  assert.equal((await store.ingest([docs[3]])).added, 1);
+});
+
 test('a document that is neither text nor a Blob is refused with the accepted shapes', async () => {
   await assert.rejects(store.ingest([{ source: 'x.md', file: 'not a blob' }]), /\{source, file: Blob\}/);
 });

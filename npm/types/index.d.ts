@@ -225,6 +225,8 @@ export interface IngestReport {
   added: number;
   changed: number;
   unchanged: number;
+  /** Files that yield no chunks (only headings, or blank): nothing stored, counted on every run. */
+  empty: number;
   removed: number;
   skipped: number;
   chunks: number;
@@ -318,7 +320,7 @@ export class Store {
   /** ONE memloom_fuse call. */
   recall(query: string, options?: RecallOptions): Promise<Recall>;
   /** Entity extraction over items not indexed yet (feeds the entity arm). */
-  index(options?: { onProgress?: (p: { done: number; total: number; started: number }) => void }): Promise<{ items: number; entities: number; mentions: number }>;
+  index(options?: { onProgress?: (p: { done: number; total: number; started: number }) => void }): Promise<{ items: number; /** Distinct entities the indexed items mention. */ entities: number; /** Of those, the ones this run created. */ newEntities: number; mentions: number }>;
   stats(): Promise<StoreStats>;
   /** Builds the HNSW index when due (embedded: at EMBEDDED_HNSW_THRESHOLD items) or when forced. */
   maintainVectorIndex(options?: { force?: boolean }): Promise<boolean>;

@@ -62,6 +62,15 @@ impl ApiError {
         )
     }
 
+    /// The body did not arrive within `ms` milliseconds.
+    pub fn body_timeout(ms: u32) -> ApiError {
+        ApiError::new(
+            408,
+            "body_timeout",
+            format!("the request body did not arrive within {ms} ms; send the whole body at once"),
+        )
+    }
+
     pub fn not_found(path: &str) -> ApiError {
         ApiError::new(
             404,
@@ -227,6 +236,21 @@ mod tests {
                 "{s}"
             );
         }
+    }
+
+    #[test]
+    fn a_slow_body_is_408_and_names_the_limit() {
+        let e = ApiError::body_timeout(crate::api::BODY_TIMEOUT_MS);
+        assert_eq!(
+            (e.status, e.code, e.retry_after),
+            (408, "body_timeout", None)
+        );
+        assert!(e.message.contains("within 5000 ms"), "{}", e.message);
+        assert!(
+            e.body().contains("\"code\":\"body_timeout\""),
+            "{}",
+            e.body()
+        );
     }
 
     #[test]

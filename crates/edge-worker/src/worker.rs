@@ -7,6 +7,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::future::{join, select, Either};
+use futures_util::StreamExt;
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 use worker::postgres_tls::PassthroughTls;
@@ -73,12 +74,7 @@ async fn dispatch(
     if r == Route::Mcp {
         return mcp_http::handle_mcp(req, &namespace, env, ctx, log, start).await;
     }
-    let length = req.headers().get("content-length").ok().flatten();
-    api::check_size(length.as_deref())?;
-    let body = req.bytes().await.map_err(|e| {
-        log.detail = Some(format!("reading the body: {e}"));
-        ApiError::bad_request("invalid_body", "the request body could not be read")
-    })?;
+    let body = read_body(&mut req, log).await?;
     match r {
         Route::Recall => handle_recall(&body, &namespace, env, ctx, log, start).await,
         _ => handle_remember(&body, &namespace, env, ctx, log, start).await,
@@ -572,6 +568,86 @@ where
                 "the database did not answer within {} ms; retry shortly",
                 timeouts.query_ms
             )))
+        }
+    }
+}
+
+/// The request body as it streams in, within the request limits of [`api`]: 413 when it is
+/// over [`api::MAX_BODY_BYTES`] (by `Content-Length` at once; a body sent without one is kept
+/// only up to the limit and the rest read and dropped), 408 `body_timeout` when it has not all
+/// arrived within [`api::BODY_TIMEOUT_MS`].
+async fn read_body(req: &mut Request, log: &mut RequestLog) -> Result<Vec<u8>, ApiError> {
+    let length = req.headers().get("content-length").ok().flatten();
+    api::check_size(length.as_deref())?;
+    if req.inner().body().is_none() {
+        return Ok(Vec::new());
+    }
+    if length.is_some() {
+        // The size is known and checked: read it whole, under the deadline.
+        return match timeout(api::BODY_TIMEOUT_MS, req.bytes()).await {
+            Some(Ok(body)) => Ok(body),
+            Some(Err(e)) => {
+                log.detail = Some(format!("reading the body: {e}"));
+                Err(ApiError::bad_request(
+                    "invalid_body",
+                    "the request body could not be read",
+                ))
+            }
+            None => {
+                log.detail = Some(format!(
+                    "the body was not complete after {} ms",
+                    api::BODY_TIMEOUT_MS
+                ));
+                Err(ApiError::body_timeout(api::BODY_TIMEOUT_MS))
+            }
+        };
+    }
+    let unreadable = |e: worker::Error| {
+        (
+            ApiError::bad_request("invalid_body", "the request body could not be read"),
+            format!("reading the body: {e}"),
+        )
+    };
+    let mut stream = match req.stream() {
+        Ok(stream) => stream,
+        Err(e) => {
+            let (e, detail) = unreadable(e);
+            log.detail = Some(detail);
+            return Err(e);
+        }
+    };
+    let mut over = 0usize;
+    let read = async {
+        let mut body = Vec::new();
+        while let Some(piece) = stream.next().await {
+            let piece = piece.map_err(unreadable)?;
+            if over > 0 || body.len() + piece.len() > api::MAX_BODY_BYTES {
+                // Past the limit: nothing more is kept, but the rest is read (within the
+                // deadline) so the client gets its 413 instead of a reset connection.
+                over += piece.len();
+                continue;
+            }
+            body.extend_from_slice(&piece);
+        }
+        Ok(body)
+    };
+    let outcome = timeout(api::BODY_TIMEOUT_MS, read).await;
+    if over > 0 {
+        log.detail = Some(format!("body over the limit by {over} bytes or more"));
+        return Err(ApiError::too_large(api::MAX_BODY_BYTES));
+    }
+    match outcome {
+        Some(Ok(body)) => Ok(body),
+        Some(Err((e, detail))) => {
+            log.detail = Some(detail);
+            Err(e)
+        }
+        None => {
+            log.detail = Some(format!(
+                "the body was not complete after {} ms",
+                api::BODY_TIMEOUT_MS
+            ));
+            Err(ApiError::body_timeout(api::BODY_TIMEOUT_MS))
         }
     }
 }

@@ -18,13 +18,8 @@ pub(super) async fn handle_mcp(
     log: &mut RequestLog,
     start: u64,
 ) -> Result<Response, ApiError> {
-    let length = req.headers().get("content-length").ok().flatten();
-    api::check_size(length.as_deref())?;
     let version = req.headers().get("mcp-protocol-version").ok().flatten();
-    let body = req.bytes().await.map_err(|e| {
-        log.detail = Some(format!("reading the body: {e}"));
-        ApiError::bad_request("invalid_body", "the request body could not be read")
-    })?;
+    let body = read_body(&mut req, log).await?;
     match mcp::handle(&body, version.as_deref()) {
         Action::Accepted => Response::empty()
             .map(|r| r.with_status(202))
