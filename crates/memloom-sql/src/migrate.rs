@@ -68,6 +68,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_forget",
         sql: include_str!("../../../sql/0011_forget.sql"),
     },
+    Migration {
+        version: 13,
+        name: "0013_bulk_writes",
+        sql: include_str!("../../../sql/0013_bulk_writes.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
