@@ -219,7 +219,10 @@ export class Store {
    * File, any runtime; binary, non-UTF-8 and oversized ones are skipped). Idempotent and
    * incremental: an unchanged file (same content hash) is skipped; a changed file's chunks are
    * replaced in one transaction; files gone from an ingested folder lose their chunks; binary
-   * and non-UTF-8 files are skipped with a warning.
+   * and non-UTF-8 files are skipped with a warning. Changed files are written in batches
+   * (options batchBytes, batchFiles: INGEST_BATCH_BYTES / INGEST_BATCH_FILES), one transaction
+   * and one memloom_replace_chunks call (sql/0013_bulk_writes.sql) each; onProgress fires per
+   * file, in order, as its batch is written.
    */
   async ingest(inputs, options = {}) {
     const { maxBytes, onProgress, onWarning } = options;

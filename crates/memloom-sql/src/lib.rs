@@ -11,6 +11,7 @@
 //! explicitly typed parameters and needs no lookup of pgvector's type oid.
 
 mod error;
+mod ingest;
 mod memories;
 mod migrate;
 mod recall;
@@ -19,6 +20,7 @@ mod scope;
 mod store;
 
 pub use error::{Error, ErrorKind};
+pub use ingest::{replace_chunks, FileChunks, NewChunk, Replaced};
 pub use memories::{forget, history, ForgetTarget, Forgotten, MemoryVersion};
 pub use migrate::{migrate, Migration, MIGRATIONS, MIGRATION_LOCK_KEY};
 pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};

@@ -9,6 +9,7 @@ mod util;
 mod embedder;
 mod forget;
 mod fusion;
+mod ingest;
 mod keyword;
 mod memories;
 mod migrations;
