@@ -247,9 +247,9 @@ pub fn extract_entities(text: &str, breadcrumb: Option<String>) -> Result<JsValu
 /// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
 /// parameter: `{"[0.1,-0.25]","[1,0]",NULL}`; `null` or `undefined` entries become SQL NULL.
 /// Each component is written as the shortest decimal that reads back as the same `f32` (what
-/// PostgreSQL's own float4 output does), so the stored vector is bit-identical to the input;
-/// JS's `Array.prototype.join` wrote each `f32` as the shortest decimal of its `f64` widening,
-/// about twice as long and, for the Node docs' 4,351 vectors, slower than the whole embedding.
+/// PostgreSQL's own float4 output does), so the stored vector is bit-identical to the input.
+/// JS's `Array.prototype.join` writes each `f32` as the shortest decimal of its `f64` widening:
+/// 20% more text for hash-v1 vectors, in about the same time (docs/BENCHMARKS.md, "Ingest").
 #[wasm_bindgen(js_name = vectorArrayLiteral)]
 pub fn vector_array_literal(vectors: Vec<JsValue>) -> Result<String, JsError> {
     use wasm_bindgen::JsCast;
