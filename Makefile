@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-worker test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
+.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-worker test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -67,6 +67,10 @@ bench:
 ## bench-sql: memloom_fuse latency at 100k and 1M items against other query shapes (~25 min)
 bench-sql:
 	bash scripts/bench-sql.sh
+
+## bench-ingest: ingest MB/s and its time split, before and after sql/0013, embedded and on a server
+bench-ingest:
+	bash scripts/bench-ingest.sh
 
 ## bench-worker: /v1/recall latency through the local worker next to direct memloom_fuse
 bench-worker:

@@ -154,7 +154,9 @@ async function cmdIngest(v, pos) {
   if (pos.length === 0) throw new UsageError('ingest needs at least one file or directory');
   const maxBytes = v['max-bytes'] === undefined ? undefined : positiveInt(v['max-bytes'], '--max-bytes');
   return withStore(v, async (store) => {
-    const bar = progressBar('files');
+    // Piped, a line every few seconds: files are written in batches (sql/0013), each file
+    // reported as its batch commits.
+    const bar = progressBar('files', { plain: true });
     const started = Date.now();
     const report = await store.ingest(pos, {
       maxBytes,

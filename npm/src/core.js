@@ -63,6 +63,17 @@ export function extractEntities(text, breadcrumb) {
   return wasm.extractEntities(text, breadcrumb ?? undefined);
 }
 
+/**
+ * Vectors (Float32Array, or null for SQL NULL) as one PostgreSQL array literal of pgvector's
+ * text form, for a `vector[]` parameter: each component the shortest decimal that reads back as
+ * the same f32.
+ */
+export function vectorArrayLiteral(vectors) {
+  check();
+  if (!Array.isArray(vectors)) throw new TypeError('vectorArrayLiteral(vectors): vectors must be an array');
+  return wasm.vectorArrayLiteral(vectors.map((v) => (v == null || v instanceof Float32Array ? v : Float32Array.from(v))));
+}
+
 /** The built-in embedder: {id: 'hash-v1', name: 'hash', version: 1, dims: 256}. */
 export function embedderInfo() {
   check();

@@ -2,7 +2,7 @@
 // schema in sql/ (bundled into the package as sql/migrations.js). All ranking happens in
 // SQL: recall is ONE memloom_fuse call. This file only moves data in and out.
 import { current, migrations } from '../sql/migrations.js';
-import { chunk, extractEntities } from './core.js';
+import { chunk, extractEntities, vectorArrayLiteral } from './core.js';
 import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
@@ -32,6 +32,13 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
     applied_at timestamptz NOT NULL DEFAULT now())`;
 /** remember / forget run the planner-statistics growth check (memloom_analyze_if_grown) every this many. */
 const ANALYZE_CHECK_EVERY = 64;
+/**
+ * Ingest writes files in batches, one transaction and one memloom_replace_chunks call each:
+ * a batch closes once its changed files hold this many characters or number this many.
+ * Progress is reported per file as its batch is written.
+ */
+export const INGEST_BATCH_BYTES = 1 << 20;
+export const INGEST_BATCH_FILES = 500;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
 /** The recall arms, in fusion order. */
@@ -240,9 +247,13 @@ export class Store {
    * replaced in one transaction; files gone from an ingested folder lose their chunks; binary
    * and non-UTF-8 files are skipped with a warning. A file that yields no chunks (only
    * headings, or blank) stores nothing and counts as `empty` on every run (a file that had
-   * chunks and now yields none is `changed`: its chunks go).
+   * chunks and now yields none is `changed`: its chunks go). Changed files are written in
+   * batches (options batchBytes, batchFiles: INGEST_BATCH_BYTES / INGEST_BATCH_FILES), one
+   * transaction and one memloom_replace_chunks call (sql/migrations/0013_bulk_writes.sql) each;
+   * onProgress fires per file, in order, as its batch is written.
    */
-  async ingest(inputs, { maxBytes, onProgress, onWarning } = {}) {
+  async ingest(inputs, options = {}) {
+    const { maxBytes, onProgress, onWarning } = options;
     const list = Array.isArray(inputs) ? inputs : [inputs];
     const warn = (w) => onWarning?.(w);
     const report = { files: 0, added: 0, changed: 0, unchanged: 0, empty: 0, removed: 0, skipped: 0, chunks: 0 };
@@ -278,6 +289,9 @@ export class Store {
     const started = Date.now();
     const opts = maxBytes ? { maxBytes } : undefined;
 
+    const batchBytes = positive(options.batchBytes, INGEST_BATCH_BYTES, 'batchBytes');
+    const batchFiles = positive(options.batchFiles, INGEST_BATCH_FILES, 'batchFiles');
+
     for (const group of groups) {
       const known = new Map(
         (
@@ -289,6 +303,47 @@ export class Store {
         ).rows.map((r) => [r.source, r.hash]),
       );
       const seen = new Set();
+      // Files read and chunked but not written yet, in order: [{source, done, write?: {hash,
+      // previous, chunks}}]. Progress is reported when a file's batch is written.
+      let pending = [];
+      let pendingBytes = 0;
+      let pendingWrites = 0;
+      const flush = async () => {
+        const batch = pending;
+        pending = [];
+        pendingBytes = 0;
+        pendingWrites = 0;
+        const writes = batch.filter((f) => f.write);
+        if (writes.length > 0) {
+          const chunks = writes.flatMap((f) => f.write.chunks);
+          const vectors = chunks.length > 0 ? await this.embedder.embed(chunks.map((c) => c.content)) : [];
+          const isBulk = bulk.written + chunks.length > bulk.before;
+          // One statement for the batch (sql/migrations/0013_bulk_writes.sql): each file's lock, in key
+          // order, then its chunks replaced; two ingests of one folder queue per file, and the
+          // later one replaces the earlier one's chunks, so none is stored twice.
+          await this.db.transaction((tx) =>
+            tx.query('SELECT deleted, inserted FROM memloom_replace_chunks($1, $2, $3, $4, $5, $6, $7, $8::vector[], $9)', [
+              this.namespace,
+              group.root,
+              writes.map((f) => f.source),
+              writes.map((f) => f.write.hash),
+              writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
+              chunks.map((c) => c.breadcrumb),
+              chunks.map((c) => c.content),
+              vectorArrayLiteral(vectors),
+              isBulk,
+            ]),
+          );
+          for (const f of writes) {
+            report.chunks += f.write.chunks.length;
+            if (f.write.previous === undefined) report.added++;
+            else report.changed++;
+          }
+          bulk.written += chunks.length;
+          bulk.used ||= isBulk;
+        }
+        for (const f of batch) onProgress?.({ done: f.done, total, chunks: report.chunks, started, source: f.source });
+      };
       for (const doc of group.docs) {
         done++;
         const loaded = await doc.load();
@@ -297,14 +352,14 @@ export class Store {
           warn({ source: doc.source, path: loaded.path, reason: loaded.skip });
           // A file that became unreadable keeps no stale chunks.
           if (known.has(doc.source)) seen.delete(doc.source);
-          onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+          pending.push({ source: doc.source, done });
           continue;
         }
         if (loaded.text.includes('\0')) {
           // A document given as text: the same rule as a file's bytes (decode.js).
           report.skipped++;
           warn({ source: doc.source, path: loaded.path, reason: 'binary (contains NUL bytes)' });
-          onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+          pending.push({ source: doc.source, done });
           continue;
         }
         report.files++;
@@ -314,51 +369,31 @@ export class Store {
         const chunks = previous === hash ? undefined : chunk(doc.source, loaded.text, opts);
         if (previous === hash) {
           report.unchanged++;
+          pending.push({ source: doc.source, done });
         } else if (chunks.length === 0 && previous === undefined) {
           // Nothing to index (only headings, or white space): no rows, so no stored hash and
           // nothing to compare with next time. Reported as empty on every run, never as new.
           report.empty++;
+          pending.push({ source: doc.source, done });
         } else {
-          const vectors = await this._embed(chunks.map((c) => c.content));
-          const metadata = JSON.stringify({ root: group.root, fileHash: hash });
-          const isBulk = bulk.written + chunks.length > bulk.before;
-          await this.db.transaction(async (tx) => {
-            if (isBulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
-            // Two ingests of the same folder (two processes on a server store) queue here per
-            // file: after the lock, the DELETE sees the other's committed chunks and replaces
-            // them, so a file's chunks are never stored twice.
-            await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('memloom ingest ' || $1 || ' ' || $2 || ' ' || $3, 0))`, [
-              this.namespace,
-              group.root,
-              doc.source,
-            ]);
-            await tx.query(
-              `DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 AND source = $3`,
-              [this.namespace, group.root, doc.source],
-            );
-            if (chunks.length > 0) {
-              await tx.query(
-                `INSERT INTO memloom_items (namespace, kind, source, breadcrumb, content, embedding, metadata)
-                 SELECT $1, 'chunk', $2, b, c, e::vector, $6::jsonb
-                 FROM unnest($3::text[], $4::text[], $5::text[]) AS t(b, c, e)`,
-                [this.namespace, doc.source, chunks.map((c) => c.breadcrumb), chunks.map((c) => c.content), vectors, metadata],
-              );
-            }
-          });
-          report.chunks += chunks.length;
-          bulk.written += chunks.length;
-          bulk.used ||= isBulk;
-          if (previous === undefined) report.added++;
-          else report.changed++;
+          pending.push({ source: doc.source, done, write: { hash, previous, chunks } });
+          pendingBytes += loaded.text.length;
+          pendingWrites++;
         }
-        onProgress?.({ done, total, chunks: report.chunks, started, source: doc.source });
+        if (pendingBytes >= batchBytes || pendingWrites >= batchFiles) await flush();
       }
+      await flush();
       if (group.prune) {
         const gone = [...known.keys()].filter((s) => !seen.has(s));
         if (gone.length > 0) {
-          await this.db.query(
-            `DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 AND source = ANY ($3::text[])`,
-            [this.namespace, group.root, gone],
+          // Replaced by nothing, under the same per-file locks as a write.
+          await this.db.transaction((tx) =>
+            tx.query(`SELECT deleted FROM memloom_replace_chunks($1, $2, $3, $4, '{}', '{}', '{}', '{}')`, [
+              this.namespace,
+              group.root,
+              gone,
+              gone.map(() => null),
+            ]),
           );
           report.removed += gone.length;
         }
@@ -683,52 +718,43 @@ export class Store {
           if (!prev || prev.strength < m.strength) edges.set(edge, { item: it.id, key, strength: m.strength });
         }
       }
-      // Entities the namespace lacks are embedded before the transaction (an API embedder may be slow).
-      const idOf = new Map();
-      const lookup = async (q, list) => {
-        if (list.length === 0) return;
-        const { rows: found } = await q.query(
-          `SELECT e.id, e.name, e.kind FROM memloom_entities e
+      // Entities the namespace lacks are embedded before the transaction (an API embedder may be
+      // slow); memloom_index_batch (sql/migrations/0013_bulk_writes.sql) adds them, replaces the items'
+      // mentions and marks them indexed, in one statement.
+      const all = [...names.values()];
+      const present = new Set();
+      if (all.length > 0) {
+        const { rows: found } = await this.db.query(
+          `SELECT e.name, e.kind FROM memloom_entities e
            JOIN unnest($2::text[], $3::text[]) AS t(name, kind) ON e.name = t.name AND e.kind = t.kind
            WHERE e.namespace = $1`,
-          [ns, list.map((e) => e.name), list.map((e) => e.kind)],
+          [ns, all.map((e) => e.name), all.map((e) => e.kind)],
         );
-        for (const f of found) idOf.set(`${f.kind}\u0000${f.name}`, Number(f.id));
-      };
-      const all = [...names.values()];
-      await lookup(this.db, all);
-      const fresh = all.filter((e) => !idOf.has(`${e.kind}\u0000${e.name}`));
-      const vectors = fresh.length > 0 ? await this._embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, this.embedder))) : [];
+        for (const f of found) present.add(`${f.kind}\u0000${f.name}`);
+      }
+      const fresh = all.filter((e) => !present.has(`${e.kind}\u0000${e.name}`));
+      const freshVectors = fresh.length > 0 ? await this.embedder.embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, this.embedder))) : [];
+      const vectorOf = new Map(fresh.map((e, i) => [`${e.kind}\u0000${e.name}`, freshVectors[i]]));
+      const position = new Map([...names.keys()].map((key, i) => [key, i + 1]));
       const edgeList = [...edges.values()];
-      await this.db.transaction(async (tx) => {
-        if (bulk) await tx.query(`SELECT set_config('memloom.stats_bulk', 'on', true)`);
-        if (fresh.length > 0) {
-          const { rows: added } = await tx.query(
-            `INSERT INTO memloom_entities (namespace, name, kind, embedding)
-             SELECT $1, n, k, e::vector FROM unnest($2::text[], $3::text[], $4::text[]) AS t(n, k, e)
-             ON CONFLICT (namespace, name, kind) DO NOTHING RETURNING id`,
-            [ns, fresh.map((e) => e.name), fresh.map((e) => e.kind), vectors],
-          );
-          report.newEntities += added.length;
-          await lookup(tx, fresh);
-        }
-        // Re-indexing replaces the item's edges.
-        await tx.query('DELETE FROM memloom_mentions WHERE item_id = ANY ($1::bigint[])', [items.map((it) => it.id)]);
-        if (edgeList.length > 0) {
-          await tx.query(
-            `INSERT INTO memloom_mentions (namespace, entity_id, item_id, strength)
-             SELECT $4, e, i, s FROM unnest($1::bigint[], $2::bigint[], $3::real[]) AS t(e, i, s)`,
-            [edgeList.map((x) => idOf.get(x.key)), edgeList.map((x) => x.item), edgeList.map((x) => x.strength), ns],
-          );
-        }
-        // Only items whose content is still what was extracted (a concurrent in-place change
-        // cleared indexed_at and is picked up by the next run).
-        await tx.query(
-          `UPDATE memloom_items m SET indexed_at = now()
-           FROM unnest($1::bigint[], $2::text[]) AS t(id, h) WHERE m.id = t.id AND m.content_hash = t.h`,
-          [rows.map((r) => Number(r.id)), rows.map((r) => r.content_hash)],
-        );
-      });
+      const { rows: out } = await this.db.transaction((tx) =>
+        tx.query(
+          `SELECT entities, mentions FROM memloom_index_batch($1, $2, $3, $4, $5, $6::vector[], $7, $8, $9, $10)`,
+          [
+            ns,
+            rows.map((r) => Number(r.id)),
+            rows.map((r) => r.content_hash),
+            all.map((e) => e.name),
+            all.map((e) => e.kind),
+            vectorArrayLiteral([...names.keys()].map((key) => vectorOf.get(key) ?? null)),
+            edgeList.map((x) => x.item),
+            edgeList.map((x) => position.get(x.key)),
+            edgeList.map((x) => x.strength),
+            bulk,
+          ],
+        ),
+      );
+      report.newEntities += Number(out[0].entities);
       report.items += rows.length;
       report.mentions += edgeList.length;
       for (const x of edgeList) mentioned.add(x.key);
@@ -736,18 +762,9 @@ export class Store {
       onProgress?.({ done: report.items, total, started, entities: report.entities, newEntities: report.newEntities, mentions: report.mentions, fallbacks: report.fallbacks });
     }
     // Stale edges: superseded items keep no mentions, and entities nothing mentions go.
-    const dm = affected(await this.db.query(
-      `DELETE FROM memloom_mentions mt USING memloom_items m
-       WHERE m.id = mt.item_id AND m.namespace = $1 AND m.status <> 'active'`,
-      [ns],
-    ));
-    const de = affected(await this.db.query(
-      `DELETE FROM memloom_entities e WHERE e.namespace = $1
-       AND NOT EXISTS (SELECT 1 FROM memloom_mentions mt WHERE mt.entity_id = e.id)`,
-      [ns],
-    ));
-    report.removedMentions = dm;
-    report.removedEntities = de;
+    const { rows: pruned } = await this.db.query('SELECT mentions, entities FROM memloom_prune_index($1)', [ns]);
+    report.removedMentions = Number(pruned[0].mentions);
+    report.removedEntities = Number(pruned[0].entities);
     report.seconds = (Date.now() - started) / 1000;
     if (bulk && report.items > 0) await this._refreshStats();
     else if (report.items + report.removedMentions + report.removedEntities > 0) await this._analyzeIfGrown();
@@ -826,9 +843,11 @@ function explainHit(ranks, { k, weights }) {
   return { k, terms };
 }
 
-/** Rows a write touched (PGlite: affectedRows, pg: rowCount). */
-function affected(r) {
-  return Number(r.affectedRows ?? r.rowCount ?? 0);
+/** An optional positive integer option, or its default. */
+function positive(value, fallback, name) {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value <= 0) throw new MemloomError(`${name} must be a positive integer, not ${value}`);
+  return value;
 }
 
 function nullableInt(v) {

@@ -216,6 +216,10 @@ export interface BlobDocument {
 
 export interface IngestOptions {
   maxBytes?: number;
+  /** Files are written in batches, one transaction each: a batch closes at this many characters of changed files (default 1 MiB)... */
+  batchBytes?: number;
+  /** ... or this many changed files (default 500). Progress is reported per file as its batch is written. */
+  batchFiles?: number;
   onProgress?: (p: { done: number; total: number; chunks: number; started: number; source: string }) => void;
   onWarning?: (w: { source: string; path?: string; reason: string }) => void;
 }

@@ -12,6 +12,7 @@
 //! explicitly typed parameters and needs no lookup of pgvector's type oid.
 
 mod error;
+mod ingest;
 mod memories;
 mod migrate;
 mod recall;
@@ -20,6 +21,7 @@ mod scope;
 mod store;
 
 pub use error::{Error, ErrorKind};
+pub use ingest::{replace_chunks, FileChunks, NewChunk, Replaced};
 pub use memories::{
     forget, forget_namespace, history, ForgetTarget, Forgotten, MemoryVersion, NamespaceForgotten,
 };

@@ -12,6 +12,7 @@ mod erasure;
 mod forget;
 mod fusion;
 mod integrity;
+mod ingest;
 mod keyword;
 mod memories;
 mod migrations;

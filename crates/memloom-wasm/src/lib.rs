@@ -243,3 +243,90 @@ pub fn extract_entities(text: &str, breadcrumb: Option<String>) -> Result<JsValu
         .collect();
     to_js(&js)
 }
+
+/// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
+/// parameter: `{"[0.1,-0.25]","[1,0]",NULL}`; `null` or `undefined` entries become SQL NULL.
+/// Each component is written as the shortest decimal that reads back as the same `f32` (what
+/// PostgreSQL's own float4 output does), so the stored vector is bit-identical to the input.
+/// JS's `Array.prototype.join` writes each `f32` as the shortest decimal of its `f64` widening:
+/// 20% more text for hash-v1 vectors, in about the same time (docs/BENCHMARKS.md, "Ingest").
+#[wasm_bindgen(js_name = vectorArrayLiteral)]
+pub fn vector_array_literal(vectors: Vec<JsValue>) -> Result<String, JsError> {
+    use wasm_bindgen::JsCast;
+    let mut out = String::with_capacity(vectors.len() * 2048 + 2);
+    out.push('{');
+    let mut buf = Vec::new();
+    for (i, v) in vectors.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        if v.is_null() || v.is_undefined() {
+            out.push_str("NULL");
+            continue;
+        }
+        let Some(a) = v.dyn_ref::<js_sys::Float32Array>() else {
+            return Err(JsError::new(&format!(
+                "vectorArrayLiteral: vector {} is not a Float32Array or null",
+                i + 1
+            )));
+        };
+        buf.resize(a.length() as usize, 0.0);
+        a.copy_to(&mut buf);
+        out.push('"');
+        write_vector(&mut out, &buf);
+        out.push('"');
+    }
+    out.push('}');
+    Ok(out)
+}
+
+/// pgvector's text form of one vector, `[x,y,...]`, each component the shortest decimal that
+/// reads back as the same `f32` (Rust's `Display`, which never uses an exponent).
+fn write_vector(out: &mut String, v: &[f32]) {
+    use std::fmt::Write;
+    out.push('[');
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        // Writing into a String cannot fail.
+        let _ = write!(out, "{x}");
+    }
+    out.push(']');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::write_vector;
+
+    #[test]
+    fn vector_text_reads_back_bit_for_bit() {
+        let v = [
+            0.1f32,
+            -0.25,
+            1.0,
+            0.0,
+            -0.0,
+            1e-10,
+            3.4e38,
+            f32::MIN_POSITIVE,
+            0.072_168_78,
+        ];
+        let mut s = String::new();
+        write_vector(&mut s, &v);
+        assert!(s.starts_with('[') && s.ends_with(']'), "{s}");
+        assert!(
+            !s.contains('e'),
+            "no exponent: pgvector and strtof read it, but keep it plain: {s}"
+        );
+        let back: Vec<f32> = s[1..s.len() - 1]
+            .split(',')
+            .map(|x| x.parse().unwrap())
+            .collect();
+        assert_eq!(back.len(), v.len());
+        for (a, b) in back.iter().zip(v.iter()) {
+            assert_eq!(a.to_bits(), b.to_bits(), "{s}");
+        }
+        assert_eq!(&s[..13], "[0.1,-0.25,1,");
+    }
+}
