@@ -68,6 +68,11 @@ pub const MIGRATIONS: &[Migration] = &[
         name: "0011_forget",
         sql: include_str!("../../../sql/0011_forget.sql"),
     },
+    Migration {
+        version: 14,
+        name: "0014_inline_vectors",
+        sql: include_str!("../../../sql/0014_inline_vectors.sql"),
+    },
 ];
 
 /// The advisory lock key runners serialise on: the bytes of "memloom" as a big-endian integer.
