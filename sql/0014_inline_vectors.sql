@@ -4,15 +4,17 @@
 -- its tsv, which 0006 keeps in the row, and a 256-d vector of 1,032 bytes) PostgreSQL moves the
 -- vector out of line into the TOAST table. The vector arm without an HNSW index (the embedded
 -- store below EMBEDDED_HNSW_THRESHOLD items, and embedders of more than 2000 dimensions) reads
--- every row's vector: on the Node docs (4,351 chunks) that was 10,429 buffer reads instead of
--- the heap's ~1,800 pages, a TOAST index lookup per row, and most of a small store's recall
--- (docs/BENCHMARKS.md "Embedded recall"). Storage MAIN keeps the vector in the row unless the
--- row cannot fit in a page otherwise (the content and heading_tsv, EXTENDED, go out of line
--- first). The stored values are the same: ranked results do not change.
+-- every row's vector: on the Node docs (4,351 chunks) that was 22,500 buffer reads instead of
+-- the heap's ~1,200 pages, a TOAST index lookup per row, and most of a small store's recall
+-- (docs/BENCHMARKS.md "Embedded recall"). The stored values do not change: ranked results are
+-- the same.
 --
--- * memloom_items.embedding and memloom_entities.embedding: SET STORAGE MAIN (new rows).
--- * memloom_init_store sets MAIN again after sizing the columns (ALTER COLUMN TYPE resets a
---   column's storage to its type's).
+-- * memloom_vector_storage(dims): PLAIN (always in the row, never compressed) up to 1024
+--   dimensions (4 kB, half a page: the row's other large columns go out of line first); MAIN
+--   above (in the row unless it cannot fit a page). MAIN for small vectors measured slower:
+--   hash-v1's sparse vectors compress, and every scan then decompresses them.
+-- * memloom_init_store sets it after sizing the columns (ALTER COLUMN TYPE resets a column's
+--   storage to its type's); this migration sets it on initialised stores (MAIN before init).
 -- * Rows written before this migration keep their out-of-line vectors until rewritten; on a
 --   store without the HNSW index (the ones that scan exactly) the migration rewrites them once,
 --   with the pool's own triggers off (the content, statistics and entity index do not change).
@@ -20,8 +22,12 @@
 
 UPDATE memloom_meta SET schema_version = greatest(schema_version, 14);
 
-ALTER TABLE memloom_items ALTER COLUMN embedding SET STORAGE MAIN;
-ALTER TABLE memloom_entities ALTER COLUMN embedding SET STORAGE MAIN;
+CREATE OR REPLACE FUNCTION memloom_vector_storage(dims integer) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN dims <= 1024 THEN 'plain' ELSE 'main' END
+$$;
+COMMENT ON FUNCTION memloom_vector_storage(integer) IS
+'the storage of the embedding columns for vectors of dims dimensions: plain (in the row, uncompressed) up to 1024, main (in the row unless the row cannot fit a page) above or while dims is unknown (NULL); set by memloom_init_store';
 
 CREATE OR REPLACE FUNCTION memloom_init_store(
     embedder_name    text,
@@ -75,8 +81,9 @@ BEGIN
                 tab, other, dims
                 USING ERRCODE = 'data_exception';
         END IF;
-        -- Re-typing resets a column's storage to the type's (pgvector: EXTERNAL): MAIN again.
-        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding TYPE vector(%s), ALTER COLUMN embedding SET STORAGE MAIN', tab, dims);
+        -- Re-typing resets a column's storage to the type's (pgvector: EXTERNAL): in the row again.
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding TYPE vector(%s), ALTER COLUMN embedding SET STORAGE %s',
+                       tab, dims, memloom_vector_storage(dims));
     END LOOP;
     UPDATE memloom_meta
        SET embedder_name = memloom_init_store.embedder_name,
@@ -88,22 +95,23 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
-'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (storage MAIN, sql/0014), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
 
--- The rows already written, on a store that searches exactly: the vector rebuilt from its
--- floats is a new (inline) value, so the update stores it in the row (re-assigning the column
--- to itself would keep the TOAST pointer). USER triggers are off: the content does not change.
+-- The storage on stores initialised before 0014, and the rows already written on a store that
+-- searches exactly: the vector rebuilt from its floats is a new (inline) value, so the update
+-- stores it in the row (re-assigning the column to itself would keep the TOAST pointer). USER
+-- triggers are off meanwhile: the content does not change.
 DO $$
+DECLARE
+    dims integer := (SELECT m.embedder_dims FROM memloom_meta m);
+    tab  text;
 BEGIN
-    IF to_regclass('memloom_items_embedding') IS NULL THEN
-        ALTER TABLE memloom_items DISABLE TRIGGER USER;
-        UPDATE memloom_items SET embedding = embedding::real[]::vector;
-        ALTER TABLE memloom_items ENABLE TRIGGER USER;
-    END IF;
-    IF to_regclass('memloom_entities_embedding') IS NULL THEN
-        ALTER TABLE memloom_entities DISABLE TRIGGER USER;
-        UPDATE memloom_entities SET embedding = embedding::real[]::vector;
-        ALTER TABLE memloom_entities ENABLE TRIGGER USER;
-    END IF;
+    FOREACH tab IN ARRAY ARRAY['memloom_items', 'memloom_entities'] LOOP
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding SET STORAGE %s', tab, memloom_vector_storage(dims));
+        CONTINUE WHEN dims IS NULL OR to_regclass(tab || '_embedding') IS NOT NULL;
+        EXECUTE format('ALTER TABLE %I DISABLE TRIGGER USER', tab);
+        EXECUTE format('UPDATE %I SET embedding = embedding::real[]::vector', tab);
+        EXECUTE format('ALTER TABLE %I ENABLE TRIGGER USER', tab);
+    END LOOP;
 END
 $$;

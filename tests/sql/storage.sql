@@ -1,4 +1,6 @@
--- sql/0014: vectors stay in the heap row (storage MAIN), so an exact vector scan reads no TOAST.
+-- sql/0014: vectors stay in the heap row (memloom_vector_storage: PLAIN up to 1024 dimensions,
+-- MAIN above or before init), so an exact vector scan reads no TOAST.
+SELECT d, memloom_vector_storage(d) FROM (VALUES (NULL::integer), (256), (1024), (1025), (3072)) v(d);
 CREATE FUNCTION pg_temp.toasted_values(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE n bigint;
 BEGIN
@@ -9,7 +11,7 @@ END $$;
 SELECT attrelid::regclass AS tab, attstorage FROM pg_attribute
 WHERE attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass) AND attname = 'embedding' ORDER BY 1;
 
--- memloom_init_store re-types the columns (which resets a column's storage): still MAIN after.
+-- memloom_init_store re-types the columns (which resets a column's storage), then sets it: PLAIN.
 SELECT memloom_init_store('toy-256', 1, 256, vector_index => false);
 SELECT attrelid::regclass AS tab, attstorage, format_type(atttypid, atttypmod) FROM pg_attribute
 WHERE attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass) AND attname = 'embedding' ORDER BY 1;
