@@ -3,7 +3,7 @@
 // page, over the same chunks and hash-v1 vectors, interleaved. Part of `make bench-embedded`
 // (issue 19). The page is served on 127.0.0.1 (an ephemeral port) for this run only.
 //
-//   node npm/bench/browser-recall.js [--set DIR] [--passes 3]
+//   node npm/bench/browser-recall.js [--set DIR] [--passes 3] [--pkg DIR]
 //
 // The page ingests the Node docs ({source, text} documents fetched from the local server) and
 // entity-indexes them as the preview does, then Orama and MiniSearch index memloom's own rows.
@@ -16,13 +16,17 @@ import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const here = new URL('.', import.meta.url).pathname;
-const pkg = resolve(here, '..');
 const { values: opt } = parseArgs({
   options: {
+    pkg: { type: 'string', default: resolve(here, '..') },
     set: { type: 'string', default: resolve(here, '../../../shared/eval/nodejs-docs') },
     passes: { type: 'string', default: '3' },
   },
 });
+// --pkg bundles another checkout's package (e.g. /work/main/npm) for a before/after pair; the
+// comparison engines always come from this package's node_modules.
+const pkg = resolve(opt.pkg);
+const mine = resolve(here, '..');
 const CHROMIUM = process.env.MEMLOOM_CHROMIUM ?? '/usr/bin/chromium';
 if (!existsSync(join(opt.set, 'corpus'))) {
   console.log(`browser recall bench: skipped, no Node docs set at ${opt.set}`);
@@ -87,11 +91,11 @@ await esbuild.build({
   outdir: join(tmp, 'dist'),
   logLevel: 'error',
   external: ['node:*'],
-  nodePaths: [join(pkg, 'node_modules')],
+  nodePaths: [join(mine, 'node_modules'), join(pkg, 'node_modules')],
 });
-const pglite = join(pkg, 'node_modules/@electric-sql/pglite/dist');
+const pglite = join(mine, 'node_modules/@electric-sql/pglite/dist');
 for (const f of ['pglite.wasm', 'initdb.wasm', 'pglite.data']) cpSync(join(pglite, f), join(tmp, 'dist', f));
-cpSync(join(pkg, 'node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz'), join(tmp, 'dist/vector.tar.gz'));
+cpSync(join(mine, 'node_modules/@electric-sql/pglite-pgvector/dist/vector.tar.gz'), join(tmp, 'dist/vector.tar.gz'));
 cpSync(join(pkg, 'wasm/memloom_wasm_bg.wasm'), join(tmp, 'dist/memloom_wasm_bg.wasm'));
 writeFileSync(join(tmp, 'dist/index.html'), '<!doctype html><script type="module" src="app.js"></script>');
 writeFileSync(join(tmp, 'dist/data.json'), JSON.stringify({ docs, queries }));
@@ -118,7 +122,7 @@ try {
     const s = [...xs].sort((a, b) => a - b);
     return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
   };
-  console.log(`browser recall bench: Chromium ${browser.version()}, ${out.chunks} chunks (ingest + index in page ${out.buildS.toFixed(1)} s), ${queries.length} queries x ${passes} passes, interleaved`);
+  console.log(`browser recall bench (package ${pkg}): Chromium ${browser.version()}, ${out.chunks} chunks (ingest + index in page ${out.buildS.toFixed(1)} s), ${queries.length} queries x ${passes} passes, interleaved`);
   console.log('\n| engine (Chromium) | p50 ms | p95 ms | paired ratio memloom / engine (median) |');
   console.log('| --- | ---: | ---: | ---: |');
   const mem = out.times.memloom;

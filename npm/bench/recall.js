@@ -3,8 +3,11 @@
 // hash-v1 vectors, interleaved in one Node process. Part of `make bench-embedded` (issue 19,
 // docs/BENCHMARKS.md "Embedded recall").
 //
-//   node npm/bench/recall.js [--set DIR] [--scales 1,10] [--passes 3] [--pkg DIR] [--breakdown]
+//   node npm/bench/recall.js [--set DIR] [--scales 1,10] [--passes 3] [--pkg DIR] [--baseline DIR] [--breakdown]
 //
+// --baseline DIR adds another checkout's package (e.g. /work/main/npm, before a change) as the
+// engine "memloom (baseline)": its own store over the same corpus, measured interleaved with
+// the others, so a before/after ratio comes from one run.
 // The chunks are memloom's own (the Node docs ingested into an in-memory PGlite store, then
 // entity-indexed); Orama and MiniSearch index the same rows (breadcrumb + content, and for Orama
 // the stored 256-d vector). At scale N the pool holds N copies of every chunk (copies get their
@@ -29,6 +32,7 @@ const { values: opt } = parseArgs({
     passes: { type: 'string', default: '3' },
     pkg: { type: 'string', default: resolve(here, '..') },
     breakdown: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 if (!existsSync(join(opt.set, 'corpus')) || !existsSync(join(opt.set, 'queries.jsonl'))) {
@@ -36,6 +40,7 @@ if (!existsSync(join(opt.set, 'corpus')) || !existsSync(join(opt.set, 'queries.j
   process.exit(0);
 }
 const { openStore } = await import(pathToFileURL(join(opt.pkg, 'src/entry-node.js')).href);
+const baseline = opt.baseline ? (await import(pathToFileURL(join(opt.baseline, 'src/entry-node.js')).href)).openStore : null;
 const { create, insertMultiple, search } = await import('@orama/orama');
 const { default: MiniSearch } = await import('minisearch');
 
@@ -74,8 +79,8 @@ async function multiply(store, copies) {
   await store._afterWrite();
 }
 
-async function buildEngines(scale) {
-  const store = await openStore({});
+async function buildStore(open, scale) {
+  const store = await open({});
   const t0 = performance.now();
   await store.ingest(join(opt.set, 'corpus'));
   const ingestS = (performance.now() - t0) / 1000;
@@ -85,6 +90,21 @@ async function buildEngines(scale) {
   const t2 = performance.now();
   await multiply(store, scale - 1);
   const multiplyS = (performance.now() - t2) / 1000;
+  return { store, ingestS, indexS, multiplyS };
+}
+
+async function buildEngines(scale) {
+  let base = null;
+  if (baseline) {
+    base = await buildStore(baseline, scale);
+    console.log(`baseline (${opt.baseline}): ingest ${base.ingestS.toFixed(1)} s, index ${base.indexS.toFixed(1)} s`);
+  }
+  const built = await buildStore(openStore, scale);
+  const { store, ingestS, indexS, multiplyS } = built;
+  return { ...(await buildOthers(store, scale, { ingestS, indexS, multiplyS })), base: base?.store };
+}
+
+async function buildOthers(store, scale, { ingestS, indexS, multiplyS }) {
   const { rows } = await store.db.query(`SELECT id::int AS id, source, breadcrumb, content, embedding::text AS embedding FROM memloom_items WHERE status = 'active' ORDER BY id`);
   const dims = store.embedder.dims;
   const t3 = performance.now();
@@ -102,10 +122,11 @@ async function buildEngines(scale) {
 /** Orama's vector threshold: the default 0.8 drops nearly every hash-v1 neighbour; 0.1 keeps them. */
 const ORAMA_SIMILARITY = 0.1;
 
-function engines({ store, orama, mini }) {
+function engines({ store, orama, mini, base }) {
   const embed = async (q) => (await store.embedder.embed([q]))[0];
   return {
     memloom: async (q) => (await store.recall(q, { limit: 10 })).results.length,
+    ...(base ? { 'memloom (baseline)': async (q) => (await base.recall(q, { limit: 10 })).results.length } : {}),
     'orama hybrid': async (q) => (await search(orama, { mode: 'hybrid', term: q, vector: { value: Array.from(await embed(q)), property: 'embedding' }, similarity: ORAMA_SIMILARITY, limit: 10 })).hits.length,
     'orama full text': async (q) => (await search(orama, { term: q, limit: 10 })).hits.length,
     'orama vector': async (q) => (await search(orama, { mode: 'vector', vector: { value: Array.from(await embed(q)), property: 'embedding' }, similarity: ORAMA_SIMILARITY, limit: 10 })).hits.length,
@@ -162,6 +183,24 @@ for (const scale of opt.scales.split(',').map(Number)) {
     const ratio = n === 'memloom' ? '1.00' : f2(median(ts.map((t, i) => mem[i] / t)));
     console.log(`| ${n} | ${f2(median(ts))} | ${f2(pct(ts, 95))} | ${ratio} |`);
   }
-  if (opt.breakdown) await breakdown(built.store);
+  if (built.base) {
+    // Same store contents, same query: the ranked ids must be the same (an exact change).
+    let same = 0;
+    for (const q of queries) {
+      const a = (await built.store.recall(q)).results.map((r) => r.content).join('\0');
+      const b = (await built.base.recall(q)).results.map((r) => r.content).join('\0');
+      if (a === b) same++;
+    }
+    console.log(`\nranked results identical to the baseline's: ${same}/${queries.length} queries`);
+  }
+  if (opt.breakdown) {
+    console.log('\nbreakdown, memloom:');
+    await breakdown(built.store);
+    if (built.base) {
+      console.log('\nbreakdown, memloom (baseline):');
+      await breakdown(built.base);
+    }
+  }
   await built.store.close();
+  await built.base?.close();
 }
