@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-worker test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
+.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-worker bench-embedded test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -68,9 +68,10 @@ bench:
 bench-sql:
 	bash scripts/bench-sql.sh
 
-## bench-ingest: ingest MB/s and its time split, before and after sql/0013, embedded and on a server
-bench-ingest:
-	bash scripts/bench-ingest.sh
+## bench-embedded: the embedded store (PGlite) next to Orama and MiniSearch (Node and Chromium),
+## in-process remember, CLI wall times, remember --file of 100k lines (~10 min; reads ../shared/eval)
+bench-embedded:
+	bash scripts/bench-embedded.sh
 
 ## bench-worker: /v1/recall latency through the local worker next to direct memloom_fuse
 bench-worker:

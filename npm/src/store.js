@@ -13,10 +13,12 @@ export { MemloomError };
 /** Default namespace of a store opened without one. */
 export const DEFAULT_NAMESPACE = 'default';
 /**
- * The embedded store searches vectors exactly (a sequential scan: exact top-k, about 25-40 ms
- * at 20k rows in PGlite) until it holds this many active items, then builds the HNSW indexes
- * (45-60 s for 20k rows in single-threaded wasm, and every later insert pays to maintain it).
- * A server store builds them at init (memloom_init_store).
+ * The embedded store searches vectors exactly (a sequential scan: exact top-k) until it holds
+ * this many active items, then builds the HNSW indexes (45-60 s for 20k rows in single-threaded
+ * wasm, and every later insert pays to maintain it: HNSW from the first row made the Node docs'
+ * ingest 3.4x slower and the vector arm's top 10 only 89% of the exact one, docs/BENCHMARKS.md
+ * "Embedded recall"). The exact scan reads the vectors from the heap rows (sql/0014: storage
+ * PLAIN, no TOAST fetch per row). A server store builds the indexes at init (memloom_init_store).
  */
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
 /** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */

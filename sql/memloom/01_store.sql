@@ -20,7 +20,7 @@ CREATE TABLE memloom_meta (
     schema_version   integer NOT NULL,
     CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (schema_version) VALUES (13);
+INSERT INTO memloom_meta (schema_version) VALUES (14);
 
 -- Store initialisation: the embedder and its dimensions -------------------------------------
 -- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one
@@ -57,6 +57,16 @@ END
 $$;
 COMMENT ON FUNCTION memloom_ensure_vector_index() IS
 'builds the HNSW cosine indexes on memloom_items.embedding and memloom_entities.embedding when missing (the store must be initialised, at most 2000 dimensions); returns whether it built one';
+
+-- Vectors stay in the heap row (pgvector's type is EXTERNAL: past a ~2 kB row it went to TOAST,
+-- and an exact vector scan then paid a TOAST lookup per row): PLAIN up to 1024 dimensions,
+-- MAIN above and while the dimensions are unknown.
+CREATE FUNCTION memloom_vector_storage(dims integer) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN dims <= 1024 THEN 'plain' ELSE 'main' END
+$$;
+COMMENT ON FUNCTION memloom_vector_storage(integer) IS
+'the storage of the embedding columns for vectors of dims dimensions: plain (in the row, uncompressed) up to 1024, main (in the row unless the row cannot fit a page) above or while dims is unknown (NULL); set by memloom_init_store';
 
 CREATE FUNCTION memloom_init_store(
     embedder_name    text,
@@ -110,7 +120,9 @@ BEGIN
                 tab, other, dims
                 USING ERRCODE = 'data_exception';
         END IF;
-        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding TYPE vector(%s)', tab, dims);
+        -- Re-typing resets a column's storage to the type's (pgvector: EXTERNAL): in the row again.
+        EXECUTE format('ALTER TABLE %I ALTER COLUMN embedding TYPE vector(%s), ALTER COLUMN embedding SET STORAGE %s',
+                       tab, dims, memloom_vector_storage(dims));
     END LOOP;
     UPDATE memloom_meta
        SET embedder_name = memloom_init_store.embedder_name,
@@ -122,7 +134,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
-'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
 
 -- Embedder checks ----------------------------------------------------------------------------
 CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void

@@ -47,6 +47,9 @@ COMMENT ON COLUMN memloom_items.heading_tsv IS
 -- be) and moves the embedding or the content out instead, which are read only for the rows the
 -- HNSW scan and memloom_fuse return.
 ALTER TABLE memloom_items ALTER COLUMN tsv SET STORAGE MAIN;
+-- The embedding stays in the row too (memloom_vector_storage: MAIN until memloom_init_store
+-- knows the dimensions, then PLAIN up to 1024), so an exact vector scan reads no TOAST.
+ALTER TABLE memloom_items ALTER COLUMN embedding SET STORAGE MAIN;
 
 -- At most one active version per (namespace, key), even under concurrent writers.
 CREATE UNIQUE INDEX memloom_items_active_key ON memloom_items (namespace, key)
@@ -93,6 +96,8 @@ CREATE TABLE memloom_entities (
     UNIQUE (namespace, name, kind),
     CONSTRAINT memloom_entities_namespace_id UNIQUE (namespace, id)
 );
+
+ALTER TABLE memloom_entities ALTER COLUMN embedding SET STORAGE MAIN;
 
 CREATE TABLE memloom_mentions (
     entity_id bigint NOT NULL,
