@@ -68,6 +68,10 @@ bench:
 bench-sql:
 	bash scripts/bench-sql.sh
 
+## bench-ingest: ingest MB/s and its time split, before and after sql/0013, embedded and on a server
+bench-ingest:
+	bash scripts/bench-ingest.sh
+
 ## bench-embedded: the embedded store (PGlite) next to Orama and MiniSearch (Node and Chromium),
 ## in-process remember, CLI wall times, remember --file of 100k lines (~10 min; reads ../shared/eval)
 bench-embedded:
