@@ -46,6 +46,6 @@ export async function init() {}
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
-export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
+export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
 export { hashEmbedder, staticEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
 export { offlineExtractor, llmExtractor, extractorFromEnv } from './extractors.js';
