@@ -62,7 +62,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir, options.pglite);
+    db = await d.openPglite(dir, options.pglite, { create: options.create !== false });
   }
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
