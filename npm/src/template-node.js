@@ -3,9 +3,10 @@
 // migration already run), extracted natively, instead of running initdb and the migrations in
 // WebAssembly. Used only when its stamp matches this runtime (the PGlite version and the
 // migrations' checksums); otherwise, or when the file is missing, PGlite's initdb runs as before.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import migrations from '../sql/migrations.js';
 
 export const TEMPLATE_FILE = 'pgdata-template.tar.gz';
@@ -32,7 +33,16 @@ export async function fillFromTemplate(dir) {
   mkdirSync(dir, { recursive: true });
   if (readdirSync(dir).some((f) => f !== 'memloom.lock')) return false;
   const tar = await import('tar');
-  // The entries are "/base/...": tar strips the leading slash, so they land under dir.
-  await tar.x({ file: file.pathname, cwd: dir, onwarn: () => {} });
+  // Into a sibling folder first, then moved in with PG_VERSION last: an init killed midway
+  // leaves no directory that looks like a store (PG_VERSION is what says "a store is here").
+  const tmp = mkdtempSync(join(dirname(resolve(dir)), '.memloom-template-'));
+  try {
+    // The entries are "/base/...": tar strips the leading slash, so they land under tmp.
+    await tar.x({ file: fileURLToPath(file), cwd: tmp, onwarn: () => {} });
+    const names = readdirSync(tmp).sort((a, b) => (a === 'PG_VERSION') - (b === 'PG_VERSION'));
+    for (const name of names) renameSync(join(tmp, name), join(dir, name));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
   return true;
 }
