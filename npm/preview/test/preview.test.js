@@ -264,7 +264,8 @@ test('the page ingests a folder, recalls, remembers, persists across reloads and
   // Clear store (after the confirmation dialog).
   page.once('dialog', (d) => d.accept());
   await page.click('#clear');
-  await page.waitForFunction(() => /Cleared/.test(document.getElementById('status').textContent));
+  // Clearing opens a new store (PGlite's initdb in the page): as long as a first open (ready).
+  await page.waitForFunction(() => /Cleared/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
   assert.match(await statusText(page), /store is empty/);
   await page.reload();
   await ready(page);
