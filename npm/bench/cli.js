@@ -37,7 +37,11 @@ for (let i = 0; i < runs; i++) {
   for (const cmd of Object.keys(commands)) {
     // Alternate which variant goes first.
     const order = i % 2 ? [...variants].reverse() : variants;
-    for (const [name, pkg] of order) (times[`${cmd} ${name}`] ??= []).push(commands[cmd](pkg, i, name));
+    for (const [name, pkg] of order) {
+      const ms = commands[cmd](pkg, i, name);
+      (times[`${cmd} ${name}`] ??= []).push(ms);
+      process.stderr.write(`run ${i + 1}: ${cmd} ${name} ${ms.toFixed(0)} ms\n`);
+    }
   }
 }
 rmSync(tmp, { recursive: true, force: true });
