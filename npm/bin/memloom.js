@@ -186,8 +186,16 @@ async function cmdRemember(v, pos) {
       if (typeof obj.text !== 'string' || obj.text.trim() === '') throw new MemloomError(`${where}: "text" must be a non-empty string`);
       if (obj.key != null && (typeof obj.key !== 'string' || obj.key === '')) throw new MemloomError(`${where}: "key" must be a non-empty string`);
       if (obj.seq != null && !Number.isFinite(obj.seq)) throw new MemloomError(`${where}: "seq" must be a number`);
+      records++;
+      // Here, in the first pass, not only when its batch comes: nothing is written then.
+      for (const field of ['text', 'key']) {
+        if (typeof obj[field] === 'string' && obj[field].includes('\0')) {
+          throw new MemloomError(`${where}: memory ${records}'s ${field} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
+        }
+      }
       return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text };
     };
+    let records = 0;
     // First pass, nothing kept but each key's last seq: every line valid and each key's lines
     // in increasing seq order, or nothing is written (the second pass streams in batches).
     const last = new Map();
@@ -204,6 +212,7 @@ async function cmdRemember(v, pos) {
       last.set(r.key, { seq: r.seq, where });
     }
     last.clear();
+    records = 0;
     return withStore(v, async (store) => {
       const bar = progressBar('memories', { plain: true, plainEvery: PLAIN_PROGRESS_BATCHES });
       const started = Date.now();
@@ -217,7 +226,7 @@ async function cmdRemember(v, pos) {
       bar.done();
       const secs = (Date.now() - started) / 1000;
       err(
-        `memloom: remembered ${res.written} memories from ${v.file} (${res.superseding} new versions of existing keys` +
+        `memloom: remembered ${res.read} memories from ${v.file} (${res.written} written, ${res.superseding} of them new versions of existing keys` +
           `${res.skipped ? `; ${res.skipped} skipped: unchanged or imported before` : ''}) in ${res.batches} batches, ${secs.toFixed(1)} s`,
       );
       if (v.json) out(JSON.stringify({ ...res, seconds: secs }));
