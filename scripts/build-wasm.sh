@@ -42,7 +42,8 @@ if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/";
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
 
 # static-v1's token table, loaded by the package at first use (never compiled into the wasm).
-rm -rf "$ROOT/npm/data" && mkdir -p "$ROOT/npm/data"
+# (Not a fresh folder: the store template below is kept while its stamp matches.)
+mkdir -p "$ROOT/npm/data"
 cp "$ROOT/crates/memloom-core/data/static-v1.bin" "$ROOT/npm/data/"
 cp "$ROOT/NOTICE" "$ROOT/npm/data/NOTICE" # its attribution (all-MiniLM-L6-v2, Apache-2.0)
 
@@ -52,6 +53,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ] || [ package.
   if [ -f package-lock.json ]; then npm ci --no-audit --no-fund >&2; else npm install --no-audit --no-fund >&2; fi
   touch node_modules
 fi
+
+# The template data directory a new embedded store starts from (npm/src/template-node.js):
+# PGlite's initdb and the migrations run once here instead of in every `memloom init`. Made
+# again only when the PGlite version or a migration changed (its stamp).
+node "$ROOT/npm/src/gen-template.js" >&2
 
 raw=$(wc -c < "$out/memloom_wasm_bg.wasm")
 gz=$(gzip -9c "$out/memloom_wasm_bg.wasm" | wc -c)

@@ -5,7 +5,7 @@ import { createReadStream, existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { openStore, embedderFromEnv, extractorFromEnv, offlineExtractor, MemloomError, ARMS } from '../src/entry-node.js';
+import { openStore, embedderFromEnv, extractorFromEnv, offlineExtractor, MemloomError, ARMS, IMPORT_BATCH } from '../src/entry-node.js';
 import { isTransient, WRITE_ATTEMPTS } from '../src/errors.js';
 
 const USAGE = `memloom: hybrid recall over your docs and team memories
@@ -16,7 +16,10 @@ commands:
   init                              create the store (and apply migrations)
   ingest <dir|file>... [--index]    chunk, embed and store files (incremental); --index: then index
   remember <text> [--key K]         save a memory; a new version of K supersedes the old
-  remember --file memories.jsonl    save {key, seq, text} records in seq order
+  remember --file memories.jsonl [--batch-size N] [--json]
+                                    save {key, seq, text} records: streamed in batches of N
+                                    (500), each batch one transaction; a re-run after an
+                                    interruption resumes (one version per key and seq)
   recall <query> [--limit N] [--json] [--explain] [--arms vector,keyword,entity] [--kinds memory,chunk]
   recall --batch queries.jsonl --json   one JSONL line {id, results} per {id, query} line
   forget --key K | --id N           delete a memory key (every version) or one item
@@ -52,7 +55,7 @@ const GLOBAL = {
 const COMMANDS = {
   init: { options: {}, run: cmdInit },
   ingest: { options: { 'max-bytes': { type: 'string' }, json: { type: 'boolean' }, index: { type: 'boolean' } }, run: cmdIngest },
-  remember: { options: { key: { type: 'string' }, file: { type: 'string' } }, run: cmdRemember },
+  remember: { options: { key: { type: 'string' }, file: { type: 'string' }, 'batch-size': { type: 'string' }, json: { type: 'boolean' } }, run: cmdRemember },
   recall: {
     options: {
       limit: { type: 'string' },
@@ -183,18 +186,55 @@ async function cmdIngest(v, pos) {
 async function cmdRemember(v, pos) {
   if (v.file) {
     if (pos.length || v.key) throw new UsageError('remember --file takes no text and no --key (they come from the file)');
-    const records = await readJsonl(v.file, (obj, where) => {
+    const batchSize = v['batch-size'] === undefined ? IMPORT_BATCH : positiveInt(v['batch-size'], '--batch-size');
+    const check = (obj, where) => {
       if (typeof obj.text !== 'string' || obj.text.trim() === '') throw new MemloomError(`${where}: "text" must be a non-empty string`);
       if (obj.key != null && (typeof obj.key !== 'string' || obj.key === '')) throw new MemloomError(`${where}: "key" must be a non-empty string`);
       if (obj.seq != null && !Number.isFinite(obj.seq)) throw new MemloomError(`${where}: "seq" must be a number`);
+      records++;
+      // Here, in the first pass, not only when its batch comes: nothing is written then.
+      for (const field of ['text', 'key']) {
+        if (typeof obj[field] === 'string' && obj[field].includes('\0')) {
+          throw new MemloomError(`${where}: memory ${records}'s ${field} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
+        }
+      }
       return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text };
-    });
-    // Stable sort: equal seq keeps file order, so later lines supersede earlier ones.
-    const ordered = records.map((r, i) => ({ ...r, i })).sort((a, b) => a.seq - b.seq || a.i - b.i);
+    };
+    let records = 0;
+    // First pass, nothing kept but each key's last seq: every line valid and each key's lines
+    // in increasing seq order, or nothing is written (the second pass streams in batches).
+    const last = new Map();
+    let total = 0;
+    for await (const { record: r, where } of readJsonl(v.file, check)) {
+      total++;
+      if (r.key === null) continue;
+      const prev = last.get(r.key);
+      if (prev !== undefined && r.seq <= prev.seq) {
+        throw new MemloomError(
+          `${where}: key ${JSON.stringify(r.key)} has seq ${r.seq} after seq ${prev.seq} (${prev.where}); the lines of a key must come in increasing seq order, one line per (key, seq): sort the file by seq or give later versions a higher seq`,
+        );
+      }
+      last.set(r.key, { seq: r.seq, where });
+    }
+    last.clear();
+    records = 0;
     return withStore(v, async (store) => {
-      const res = await store.rememberMany(ordered);
-      const superseding = res.filter((r) => r.version > 1).length;
-      err(`memloom: remembered ${res.length} memories from ${v.file} (${superseding} new versions of existing keys)`);
+      const bar = progressBar('memories', { plain: true, plainEvery: PLAIN_PROGRESS_BATCHES });
+      const started = Date.now();
+      const records = (async function* () {
+        for await (const { record } of readJsonl(v.file, check)) yield record;
+      })();
+      const res = await store.importMemories(records, {
+        batchSize,
+        onBatch: (b) => bar.update({ done: b.read, total, started, tick: true }),
+      });
+      bar.done();
+      const secs = (Date.now() - started) / 1000;
+      err(
+        `memloom: remembered ${res.read} memories from ${v.file} (${res.written} written, ${res.superseding} of them new versions of existing keys` +
+          `${res.skipped ? `; ${res.skipped} skipped: unchanged or imported before` : ''}) in ${res.batches} batches, ${secs.toFixed(1)} s`,
+      );
+      if (v.json) out(JSON.stringify({ ...res, seconds: secs }));
       return 0;
     });
   }
@@ -225,7 +265,7 @@ async function cmdRecall(v, pos) {
   if (v.batch) {
     if (pos.length) throw new UsageError('recall --batch takes no query argument');
     if (!v.json) throw new UsageError('recall --batch writes JSONL: add --json');
-    const queries = await readJsonl(v.batch, (obj, where) => {
+    const queries = await readJsonlAll(v.batch, (obj, where) => {
       if (obj.id === undefined || obj.id === null) throw new MemloomError(`${where}: missing "id"`);
       if (typeof obj.query !== 'string' || obj.query.trim() === '') throw new MemloomError(`${where}: "query" must be a non-empty string`);
       return { id: obj.id, query: obj.query };
@@ -384,11 +424,13 @@ function printRecall(r, opts) {
   err(`memloom: ${r.results.length} results in ${r.tookMs.toFixed(1)} ms`);
 }
 
-/** Reads a JSONL file; `check(obj, where)` validates each non-blank line. All or nothing. */
-async function readJsonl(path, check) {
+/**
+ * Streams a JSONL file: yields `{record: check(obj, where), where}` for each non-blank line
+ * ("path:line"), reading it as it goes (nothing but the current line is held).
+ */
+async function* readJsonl(path, check) {
   if (!existsSync(path)) throw new MemloomError(`cannot read ${path}: no such file`);
   const rl = createInterface({ input: createReadStream(path, 'utf8'), crlfDelay: Infinity });
-  const outList = [];
   let n = 0;
   try {
     for await (const line of rl) {
@@ -402,13 +444,21 @@ async function readJsonl(path, check) {
         throw new MemloomError(`${where}: not valid JSON (${e.message}); fix or remove that line`);
       }
       if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) throw new MemloomError(`${where}: expected a JSON object`);
-      outList.push(check(obj, where));
+      yield { record: check(obj, where), where };
     }
   } catch (e) {
     if (e instanceof MemloomError) throw e;
     throw new MemloomError(`cannot read ${path}: ${e.message}`);
+  } finally {
+    rl.close();
   }
-  return outList;
+}
+
+/** Every record of a JSONL file (readJsonl), validated before any is used. */
+async function readJsonlAll(path, check) {
+  const all = [];
+  for await (const { record } of readJsonl(path, check)) all.push(record);
+  return all;
 }
 
 function positiveInt(s, flag) {
@@ -428,17 +478,20 @@ function splitList(s) {
  * A one-line progress bar on stderr when it is a TTY (counts and rate); silent otherwise, or
  * with `plain`, a line every PLAIN_PROGRESS_MS (logs and CI see long runs advance).
  */
-function progressBar(unit, { plain = false } = {}) {
+function progressBar(unit, { plain = false, plainEvery = 0 } = {}) {
   const tty = process.stderr.isTTY && !process.env.CI;
   let last = 0;
   let lastPlain = Date.now();
+  let ticks = 0;
   let shown = false;
   return {
-    update({ done, total, chunks, started }) {
+    update({ done, total, chunks, started, tick = false }) {
       const now = Date.now();
       const rate = done / Math.max((now - started) / 1000, 0.001);
       if (!tty) {
-        if (plain && done < total && now - lastPlain >= PLAIN_PROGRESS_MS) {
+        // plainEvery: a line every that many ticks (batches) instead of every PLAIN_PROGRESS_MS.
+        const due = plainEvery > 0 ? tick && ++ticks % plainEvery === 0 : now - lastPlain >= PLAIN_PROGRESS_MS;
+        if (plain && done < total && due) {
           lastPlain = now;
           err(`memloom: ${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
         }
@@ -462,6 +515,8 @@ function progressBar(unit, { plain = false } = {}) {
   };
 }
 const PLAIN_PROGRESS_MS = Number(process.env.MEMLOOM_PROGRESS_MS) || 2000;
+/** remember --file, not on a TTY: a progress line every this many batches (committed). */
+const PLAIN_PROGRESS_BATCHES = Number(process.env.MEMLOOM_PROGRESS_BATCHES) || 20;
 
 main(process.argv.slice(2)).then(
   (code) => {

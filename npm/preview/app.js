@@ -140,7 +140,9 @@ async function ingest(files) {
   $('warnings').hidden = true;
   setStatus(`Adding ${files.length} file${files.length === 1 ? '' : 's'}…`);
   try {
+    const posted = performance.timeOrigin + performance.now();
     const r = await call('ingest', { files });
+    r.timeline = { posted, ...r.timeline, answered: performance.timeOrigin + performance.now() };
     const secs = (r.totalMs / 1000).toFixed(1);
     $('progress-label').textContent = 'Done';
     $('progress-bar').value = $('progress-bar').max;

@@ -37,8 +37,12 @@ const ops = {
   },
 
   /** files: [{root, source, file: File}] */
-  async ingest({ files }) {
+  async ingest({ files }, received) {
+    // Wall-clock marks (epoch ms, comparable with the page's) of every step, measured or not.
+    const at = () => performance.timeOrigin + performance.now();
+    const timeline = { received };
     await open();
+    timeline.opened = at();
     const started = performance.now();
     const warnings = [];
     let last = 0;
@@ -58,7 +62,10 @@ const ops = {
       onProgress: (p) => progress({ phase: 'index', done: p.done, total: p.total, chunks: report.chunks }, p.done === p.total),
     });
     const totalMs = performance.now() - started;
-    return { report, index, warnings, ingestMs, indexMs: totalMs - ingestMs, totalMs, stats: await snapshot() };
+    timeline.indexed = at();
+    const stats = await snapshot();
+    timeline.done = at();
+    return { report, index, warnings, ingestMs, indexMs: totalMs - ingestMs, totalMs, stats, timeline };
   },
 
   async recall({ query, limit = 10 }) {
@@ -117,10 +124,11 @@ const READS = new Set(['open', 'recall', 'memories', 'history', 'stats']);
 let writes = Promise.resolve();
 self.onmessage = (event) => {
   const { id, op, args } = event.data;
+  const received = performance.timeOrigin + performance.now();
   const run = async () => {
     try {
       if (!Object.hasOwn(ops, op)) throw new Error(`unknown operation ${op}`);
-      postMessage({ id, ok: true, value: await ops[op](args ?? {}) });
+      postMessage({ id, ok: true, value: await ops[op](args ?? {}, received) });
     } catch (e) {
       postMessage({ id, ok: false, error: e?.message ?? String(e) });
     }

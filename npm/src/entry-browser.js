@@ -22,6 +22,6 @@ export function init(input) {
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
-export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD } from './store.js';
+export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
 export { hashEmbedder, staticEmbedder, apiEmbedder } from './embedders.js';
 export { offlineExtractor, llmExtractor } from './extractors.js';

@@ -41,6 +41,8 @@ const ANALYZE_CHECK_EVERY = 64;
  */
 export const INGEST_BATCH_BYTES = 1 << 20;
 export const INGEST_BATCH_FILES = 500;
+/** Memories per importMemories batch (one embed call and one transaction each). */
+export const IMPORT_BATCH = 500;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
 /** The recall arms, in fusion order. */
@@ -69,7 +71,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir, options.pglite);
+    db = await d.openPglite(dir, options.pglite, { create: options.create !== false });
   }
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
@@ -102,6 +104,15 @@ function checkNoNul(value, what) {
   if (value.includes('\0')) {
     throw new MemloomError(`${what} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
   }
+}
+
+/** A memory record's fields, as remember / rememberMany / importMemories take them. */
+function checkMemory(r, what) {
+  if (typeof r?.text !== 'string' || r.text.trim() === '') throw new MemloomError(`${what} has no text`);
+  if (r.key != null && (typeof r.key !== 'string' || r.key === '')) throw new MemloomError(`${what}: key must be a non-empty string`);
+  checkNoNul(r.text, `${what}'s text`);
+  if (r.key != null) checkNoNul(r.key, `${what}'s key`);
+  if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `${what}'s metadata`);
 }
 
 /** Whether a JSON value holds U+0000 in a string or a key (jsonb refuses `\u0000`). */
@@ -142,13 +153,28 @@ export class Store {
    */
   async _migrate({ create }) {
     const db = this.db;
-    const { rows } = await db.query(`SELECT to_regclass('memloom_migrations') IS NOT NULL AS ok`);
-    const fresh = !rows[0].ok;
+    const newest = Math.max(...migrations.map((m) => m.version));
+    // Fast path of every open of a current store: ONE read of the ledger, no lock, no
+    // transaction. When it records every shipped file with the same checksum and nothing newer,
+    // there is nothing to apply (rows are only ever added, by committed migrations), so the
+    // per-file locked protocol below would only confirm it, at 3 queries per file (issue 19: a
+    // third of a cold CLI call's SQL time). Anything else takes the full path, which also gives
+    // the errors.
+    let ledger = null;
+    try {
+      ({ rows: ledger } = await db.query('SELECT version, checksum FROM memloom_migrations'));
+    } catch (e) {
+      if (e.code !== '42P01') throw e; // undefined_table: a fresh database
+    }
+    const fresh = ledger === null;
     if (fresh && !create) {
       throw new MemloomError(`no memloom store at ${this.location}; run \`memloom init\` (with the same --store / --database-url) first`);
     }
     if (fresh && (await this._installCurrent())) return;
-    const newest = Math.max(...migrations.map((m) => m.version));
+    if (!fresh) {
+      const have = new Map(ledger.map((r) => [Number(r.version), r.checksum]));
+      if (migrations.every((m) => have.get(m.version) === m.checksum) && ledger.every((r) => Number(r.version) <= newest)) return;
+    }
     for (const m of migrations) {
       await db.transaction(async (tx) => {
         await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -475,17 +501,7 @@ export class Store {
 
   /** Saves memories in the given order, all in one transaction. */
   async rememberMany(records) {
-    for (const [i, r] of records.entries()) {
-      if (typeof r?.text !== 'string' || r.text.trim() === '') {
-        throw new MemloomError(`memory ${i + 1} has no text`);
-      }
-      if (r.key != null && (typeof r.key !== 'string' || r.key === '')) {
-        throw new MemloomError(`memory ${i + 1}: key must be a non-empty string`);
-      }
-      checkNoNul(r.text, `memory ${i + 1}'s text`);
-      if (r.key != null) checkNoNul(r.key, `memory ${i + 1}'s key`);
-      if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `memory ${i + 1}'s metadata`);
-    }
+    for (const [i, r] of records.entries()) checkMemory(r, `memory ${i + 1}`);
     const vectors = await this._embed(records.map((r) => r.text));
     const out = await this.db.transaction(async (tx) => {
       const res = [];
@@ -503,6 +519,92 @@ export class Store {
     });
     await this._afterWrite({ small: true });
     return out;
+  }
+
+  /**
+   * Imports memories from an iterable or async iterable of `{key, seq, text, metadata}` records
+   * (a JSONL file streamed line by line: `memloom remember --file`) in bounded batches: at most
+   * `batchSize` records are held, embedded and written at a time, each batch in its own
+   * transaction, so memory stays constant and time linear whatever the size of the input.
+   * Atomic per batch, and resumable: a keyed record carries its `seq` in its metadata
+   * (`{"seq": N}`), and a keyed record whose seq is at or below the greatest seq already stored
+   * for its key is taken as imported and skipped, so a re-run after an interruption (or of the
+   * same file) gives exactly one version per (key, seq). A keyed record whose text is the key's
+   * active text is skipped as unchanged (as `remember` does). Records without a key have no
+   * identity: a re-run writes those of the batches already committed again.
+   * Records of one key must come in increasing seq order (later ones supersede earlier ones);
+   * `seq` defaults to 0. `onBatch({batch, size, written, skipped, superseding, read})` after
+   * each commit. Returns `{read, written, skipped, superseding, batches}`.
+   */
+  async importMemories(records, { batchSize = IMPORT_BATCH, onBatch } = {}) {
+    if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
+    const report = { read: 0, written: 0, skipped: 0, superseding: 0, batches: 0 };
+    let batch = [];
+    const flush = async () => {
+      if (batch.length === 0) return;
+      const r = await this._importBatch(batch);
+      report.written += r.written;
+      report.skipped += r.skipped;
+      report.superseding += r.superseding;
+      report.batches++;
+      onBatch?.({ batch: report.batches, size: batch.length, ...report });
+      batch = [];
+    };
+    for await (const r of records) {
+      report.read++;
+      checkMemory(r, `memory ${report.read}`);
+      if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
+      batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata });
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    if (report.written > 0) await this._afterWrite({ small: report.written < ANALYZE_CHECK_EVERY });
+    return report;
+  }
+
+  /** One batch of importMemories: embedded before, written in one transaction. */
+  async _importBatch(batch) {
+    const vectors = await this._embed(batch.map((r) => r.text));
+    const keys = [...new Set(batch.filter((r) => r.key !== null).map((r) => r.key))].sort();
+    return this.db.transaction(async (tx) => {
+      const state = new Map();
+      if (keys.length > 0) {
+        // The keys' own locks (memloom_remember's, in key order) before reading what is
+        // stored, so a concurrent import of the same records on a server cannot pass the check too.
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || k, 7)) FROM unnest($2::text[]) AS k ORDER BY k`, [this.namespace, keys]);
+        const { rows } = await tx.query(
+          `SELECT key,
+                  max((metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(metadata->'seq') = 'number') AS seq,
+                  max(content) FILTER (WHERE status = 'active') AS active
+           FROM memloom_items WHERE namespace = $1 AND kind = 'memory' AND key = ANY ($2::text[]) GROUP BY key`,
+          [this.namespace, keys],
+        );
+        for (const r of rows) state.set(r.key, { seq: r.seq == null ? null : Number(r.seq), active: r.active });
+      }
+      const out = { written: 0, skipped: 0, superseding: 0 };
+      for (const [i, r] of batch.entries()) {
+        let metadata = r.metadata ?? {};
+        if (r.key !== null) {
+          const st = state.get(r.key) ?? { seq: null, active: null };
+          if ((st.seq !== null && r.seq <= st.seq) || st.active === r.text) {
+            out.skipped++;
+            continue;
+          }
+          metadata = { ...metadata, seq: r.seq };
+          state.set(r.key, { seq: r.seq, active: r.text });
+        }
+        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb)', [
+          this.namespace,
+          r.key,
+          r.text,
+          vectors[i],
+          JSON.stringify(metadata),
+        ]);
+        out.written++;
+        if (Number(rows[0].version) > 1) out.superseding++;
+      }
+      return out;
+    });
   }
 
   /**

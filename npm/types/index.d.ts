@@ -178,6 +178,8 @@ export const ARMS: readonly Arm[];
 export const DEFAULT_NAMESPACE: string;
 /** The embedded store searches vectors exactly below this many active items, then builds HNSW. */
 export const EMBEDDED_HNSW_THRESHOLD: number;
+/** Records per importMemories batch (500): one embed call and one transaction each. */
+export const IMPORT_BATCH: number;
 
 export interface OpenStoreOptions {
   /** Embedded PGlite: a directory (Node), `idb://name` (browser); omit both for memory. */
@@ -314,6 +316,16 @@ export class Store {
   remember(text: string, options?: { key?: string; metadata?: Record<string, unknown> }): Promise<Remembered>;
   /** In order, one transaction; a later record of a key supersedes an earlier one. */
   rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown> }>): Promise<Remembered[]>;
+  /**
+   * Streams memories in batches of `batchSize` (IMPORT_BATCH), each batch one transaction.
+   * A keyed record stores its `seq` in its metadata; one whose seq is at or below its key's
+   * greatest stored seq, or whose text is the key's active text, is skipped, so a re-run
+   * resumes with one version per (key, seq). Records of one key must come in increasing seq.
+   */
+  importMemories(
+    records: Iterable<ImportRecord> | AsyncIterable<ImportRecord>,
+    options?: { batchSize?: number; onBatch?: (b: ImportReport & { batch: number; size: number }) => void },
+  ): Promise<ImportReport & { batches: number }>;
   /** A key's every version or one item (memloom_forget); the counts removed. */
   forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number; mentions: number; entities: number }>;
   /** The whole namespace (it must be this store's), in one transaction (memloom_forget_namespace). */
@@ -330,4 +342,21 @@ export class Store {
   maintainVectorIndex(options?: { force?: boolean }): Promise<boolean>;
   storedEmbedder(): Promise<{ name: string; version: number; dims: number } | null>;
   close(): Promise<void>;
+}
+
+/** A memory for Store#importMemories (a line of `memloom remember --file`). */
+export interface ImportRecord {
+  text: string;
+  key?: string | null;
+  /** Orders a key's versions; defaults to 0. */
+  seq?: number;
+  metadata?: Record<string, unknown>;
+}
+
+/** What Store#importMemories read, wrote (new versions among them: superseding) and skipped. */
+export interface ImportReport {
+  read: number;
+  written: number;
+  skipped: number;
+  superseding: number;
 }
