@@ -312,10 +312,14 @@ async fn run_size(url: &str, corpus: &Corpus, n: usize) -> Result<(), BoxError> 
             );
             timings.push(time_shape(client, shape, qs, warm, &mut top_ids).await?);
         }
-        report_role(role, &timings, &top_ids, all.len());
+        let texts: Vec<&str> = all.iter().map(|q| q.text.as_str()).collect();
+        report_role(role, &timings, &top_ids, &texts);
         by_role.push((role, timings, top_ids));
     }
-    if let [(r0, t0, ids0), (r1, t1, ids1)] = &by_role[..] {
+    let timed_fuse = by_role
+        .iter()
+        .all(|(_, t, _)| t.iter().any(|t| t.shape == Shape::Fuse));
+    if let ([(r0, t0, ids0), (r1, t1, ids1)], true) = (&by_role[..], timed_fuse) {
         println!();
         println!(
             "| query shape | {} p50 / p95 ms | {} p50 / p95 ms | p50 ratio | p95 ratio |",

@@ -23,7 +23,8 @@ pub(crate) fn pct(sorted: &[f64], p: f64) -> f64 {
 }
 
 /// The tables of one role's run: every shape, per query class, the targets and the parities.
-pub(crate) fn report_role(role: Role, timings: &[Timing], top_ids: &TopIds, queries: usize) {
+pub(crate) fn report_role(role: Role, timings: &[Timing], top_ids: &TopIds, texts: &[&str]) {
+    let queries = texts.len();
     let Some(fuse) = timings.iter().find(|t| t.shape == Shape::Fuse) else {
         return;
     };
@@ -62,12 +63,19 @@ pub(crate) fn report_role(role: Role, timings: &[Timing], top_ids: &TopIds, quer
         .find(|t| t.shape == Shape::VectorArm)
         .map_or(f64::NAN, |t| t.p50);
     let ok = |b: bool| if b { "met" } else { "MISSED" };
+    // Issue 13's targets (the app role's figures are the ones that count).
+    let common95 = fuse
+        .by_type
+        .iter()
+        .find(|(t, _, _)| *t == QType::Common)
+        .map_or(f64::NAN, |c| c.2);
     println!(
-        "targets: memloom_fuse p50 {f50:.1} ms <= 10 ms: {}; p95 {f95:.1} ms <= 30 ms: {}; p50 {:.2}x the vector arm <= 1.5x: {}",
+        "targets: memloom_fuse p50 {f50:.1} ms <= 10 ms: {}; p95 {f95:.1} ms <= 20 ms: {}; common-word p95 {common95:.1} ms <= 10 ms: {}; p50 {:.2}x the vector arm <= 2.5x: {}",
         ok(f50 <= 10.0),
-        ok(f95 <= 30.0),
+        ok(f95 <= 20.0),
+        ok(common95 <= 10.0),
         f50 / vec50,
-        ok(f50 <= 1.5 * vec50)
+        ok(f50 <= 2.5 * vec50)
     );
     let same = |a: u8, b: u8| {
         (0..queries)
@@ -76,6 +84,25 @@ pub(crate) fn report_role(role: Role, timings: &[Timing], top_ids: &TopIds, quer
             })
             .count()
     };
+    // The first disagreements, to stderr: which query, and both lists.
+    for (shown, i) in (0..queries)
+        .filter(|i| {
+            let f = top_ids.get(&(Shape::Fuse as u8, *i));
+            let c = top_ids.get(&(Shape::ClientFused as u8, *i));
+            f.is_some() && c.is_some() && f != c
+        })
+        .enumerate()
+    {
+        if shown == 5 {
+            break;
+        }
+        eprintln!(
+            "bench: parity: {:?}: memloom_fuse {:?}, client-fused {:?}",
+            texts[i],
+            top_ids[&(Shape::Fuse as u8, i)],
+            top_ids[&(Shape::ClientFused as u8, i)]
+        );
+    }
     println!(
         "parity: client-fused top {LIMIT} ids equal memloom_fuse's on {} of {queries} queries; memloom_fuse's warm-up and timed passes agree on {} of {queries}",
         same(Shape::Fuse as u8, Shape::ClientFused as u8),
