@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recall latency on a real PostgreSQL 15 + pgvector (crates/memloom-sql/benches/latency.rs):
+# Recall latency on a real PostgreSQL 15 + pgvector (crates/memloom-sql/benches/latency/):
 # installs PostgreSQL + pgvector when missing, starts a throwaway cluster of its own, loads N
 # items per size and times memloom_fuse against the other query shapes, and stops the cluster at
 # the end, even on failure. Results go to stdout (markdown tables), progress to stderr.
