@@ -469,3 +469,103 @@ async fn recall_is_the_same_on_every_call_and_for_every_role() {
     );
     db.drop_db().await;
 }
+
+/// The ranked ids do not depend on the plan the keyword arm's capped tiers get: a GIN bitmap
+/// scan (the default), or a sequential scan (forced with planner settings, as the planner picks
+/// for a common word in a large table; parallel workers invited too, which the arm's SET clause
+/// refuses); as the superuser and as the tenant. A capped tier takes the first keyword_scan_cap
+/// matches of its scan, so this holds only while every plan of it yields matches in heap order.
+/// (Synchronized scans, the other way a scan's order moves, need a table larger than
+/// shared_buffers / 4: `recall_is_the_same_on_every_call_and_for_every_role`.)
+#[tokio::test]
+async fn recall_does_not_depend_on_the_plan() {
+    let Some(db) = TestDb::migrated("tenant_plan").await else {
+        return;
+    };
+    // No HNSW index: the vector arm is exact under every plan, so only the keyword arm's
+    // plans vary.
+    memloom_sql::init_store(&db.client, &crate::util::HASH_V1_STORE, false)
+        .await
+        .unwrap();
+    let tenant = "memloom_sql_tenant_plan";
+    db.client
+        .batch_execute(
+            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END, 'chunk', 'doc' || g || '.md',
+                    'the connection pool worker ' || repeat('and the worker ', g % 7)
+                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                      || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11),
+                    v.e
+             FROM generate_series(1, 6000) g,
+                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
+                           FROM generate_series(1, 256) WHERE g > 0) v;
+             SELECT memloom_refresh_stats('a');
+             ANALYZE memloom_items;",
+        )
+        .await
+        .expect("load 6k items");
+    db.create_bound_role(tenant, &["a"]).await;
+    let app = db.connect_as(tenant).await;
+    set_namespace(&app, "a").await.unwrap();
+    let (seq_super, notices) = db.connect_with_notices().await;
+    let seq_tenant = db.connect_as(tenant).await;
+    set_namespace(&seq_tenant, "a").await.unwrap();
+    let force_seq = "SET enable_bitmapscan = off; SET enable_indexscan = off;
+                     SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+                     SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;";
+    seq_super
+        .batch_execute(&format!(
+            "{force_seq} LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;"
+        ))
+        .await
+        .unwrap();
+    seq_tenant.batch_execute(force_seq).await.unwrap();
+
+    // Common words: every tier past the first is capped (each word is in all 4,500 items).
+    for q in ["connection pool worker", "the worker", "vacuum worker pool"] {
+        let params = memloom_sql::FuseParams::new(q, embed(q), "a", 10);
+        let want: Vec<i64> = memloom_sql::fuse(&db.client, &params)
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        assert_eq!(want.len(), 10, "{q}");
+        assert!(
+            want.iter().any(|id| id % 4 != 0),
+            "{q}: the fixture's namespace"
+        );
+        for call in 0..2 {
+            for (who, client) in [
+                ("superuser, sequential scans", &seq_super),
+                ("tenant, default plans", &app),
+                ("tenant, sequential scans", &seq_tenant),
+            ] {
+                let got: Vec<i64> = memloom_sql::fuse(client, &params)
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.id)
+                    .collect();
+                assert_eq!(got, want, "{q:?}, call {call} as the {who}");
+            }
+        }
+    }
+    seq_super
+        .batch_execute("SET auto_explain.log_min_duration = -1")
+        .await
+        .unwrap();
+    let plans: Vec<String> = notices
+        .try_iter()
+        .filter(|n| n.contains("tsv @@ tier"))
+        .collect();
+    assert!(
+        plans
+            .iter()
+            .any(|p| p.contains("Seq Scan on memloom_items")),
+        "the forced plans did not scan sequentially:\n{}",
+        plans.join("\n----\n")
+    );
+    db.drop_db().await;
+}
