@@ -57,7 +57,7 @@ async function tool(name, args, id) {
 test(`${N} mixed requests on one key, ${IN_FLIGHT} in flight: no 500, no trace, an intact chain, true counts`, { timeout: 900_000 }, async () => {
   const key = `one-key-${Date.now()}`;
   const logFrom = WRANGLER_LOG ? statSync(WRANGLER_LOG).size : 0;
-  const tally = { remembered: 0, forgotten: 0, histories: 0, recalls: 0, conflicts: 0, nothing: 0, unavailable: 0 };
+  const tally = { remembered: 0, forgotten: 0, histories: 0, recalls: 0, conflicts: 0, nothing: 0, unavailable: 0, unavailableWrites: 0 };
   const ops = {};
   const statuses = {};
   const count = (o, k) => (o[k] = (o[k] ?? 0) + 1);
@@ -65,10 +65,13 @@ test(`${N} mixed requests on one key, ${IN_FLIGHT} in flight: no 500, no trace, 
   let next = 0;
 
   /** A tool error that is a clean answer, counted; anything else fails the test. */
-  const toolError = (what, text) => {
+  const toolError = (what, text, write) => {
     if (/no memory with/.test(text)) tally.nothing++;
     else if (/collided with concurrent writes/.test(text)) tally.conflicts++;
-    else if (/retry shortly/.test(text)) tally.unavailable++;
+    else if (/retry shortly/.test(text)) {
+      tally.unavailable++;
+      if (write) tally.unavailableWrites++;
+    }
     else assert.fail(`${what}: ${text}`);
   };
   const restAnswer = (what, status, json, headers) => {
@@ -79,7 +82,8 @@ test(`${N} mixed requests on one key, ${IN_FLIGHT} in flight: no 500, no trace, 
       return false;
     }
     if (status === 503 && json.error.code === 'database_unavailable') {
-      tally.unavailable++; // the cluster's connection limit
+      tally.unavailable++; // the cluster's connection limit, or the 5 s query timeout
+      if (what === 'rest-remember') tally.unavailableWrites++;
       return false;
     }
     assert.ok(status === 200 || status === 201, `${what}: ${status} ${JSON.stringify(json)}`);
@@ -118,7 +122,7 @@ test(`${N} mixed requests on one key, ${IN_FLIGHT} in flight: no 500, no trace, 
       const [status, result, text] = await tool(name, args, i);
       count(statuses, `mcp ${status}`);
       assert.equal(status, 200, text);
-      if (result.isError) return toolError(op, text);
+      if (result.isError) return toolError(op, text, name === 'remember' || name === 'forget');
       const out = result.structuredContent;
       if (name === 'forget') tally.forgotten += out.deleted;
       else if (name === 'remember') tally.remembered++;
@@ -149,8 +153,16 @@ test(`${N} mixed requests on one key, ${IN_FLIGHT} in flight: no 500, no trace, 
     assert.ok(rows.filter((r) => r[2] === 'active').length <= 1, `${what}: two active versions`);
   };
   const rows = chain();
+  process.stderr.write(`one-key-load: tally ${JSON.stringify(tally)}, ${rows.length} rows left\n`);
   checkChain(rows, 'after the load');
-  assert.equal(rows.length, tally.remembered - tally.forgotten, 'rows left = acknowledged - forgotten');
+  // A write answered 503 by the query timeout may still have committed (the deadline can
+  // pass while COMMIT is in flight): its outcome is unknown, so it widens the bound.
+  const known = tally.remembered - tally.forgotten;
+  assert.ok(
+    rows.length >= known - tally.unavailableWrites && rows.length <= known + tally.unavailableWrites,
+    `rows left ${rows.length}, acknowledged - forgotten ${known}, writes of unknown outcome ${tally.unavailableWrites}`,
+  );
+  if (tally.unavailableWrites === 0) assert.equal(rows.length, known, 'rows left = acknowledged - forgotten');
   // The key is still writable and consistent: one more version, exactly one active.
   const [status, json] = await rest('/v1/memories', { key, text: 'Release captain is the last writer' });
   assert.equal(status, 201, JSON.stringify(json));
