@@ -118,11 +118,16 @@ CREATE FUNCTION memloom_mentions_namespace() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     NEW.namespace := (SELECT i.namespace FROM memloom_items i WHERE i.id = NEW.item_id);
+    IF NEW.namespace IS NULL THEN
+        -- As the foreign key would say, whether the item is another namespace's or gone.
+        RAISE EXCEPTION 'no item % to mention in this session''s namespace', NEW.item_id
+            USING ERRCODE = 'foreign_key_violation';
+    END IF;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION memloom_mentions_namespace() IS
-'trigger: a mention inserted without a namespace gets its item''s (an item the session cannot see gives NULL, and the insert fails)';
+'trigger: a mention inserted without a namespace gets its item''s; an item the session cannot see (another namespace''s, or deleted) fails the insert as a foreign-key violation';
 CREATE TRIGGER memloom_mentions_namespace BEFORE INSERT ON memloom_mentions
     FOR EACH ROW WHEN (NEW.namespace IS NULL) EXECUTE FUNCTION memloom_mentions_namespace();
 CREATE INDEX memloom_mentions_item ON memloom_mentions (item_id);

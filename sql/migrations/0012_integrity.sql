@@ -10,8 +10,8 @@
 --    fails alike for an id of another namespace and for one that does not exist.
 --    memloom_mentions gains a namespace column (its policy now compares it, like the other
 --    tables'); a writer that leaves it out gets the item's (a trigger, as the session sees it:
---    under row-level security another namespace's item is not found, and the insert fails on
---    the NOT NULL).
+--    under row-level security another namespace's item is not found, and the insert fails as
+--    a foreign-key violation, like one naming a deleted item).
 --    Existing rows: mentions get their item's namespace; references that crossed namespaces
 --    (only hand-written or hostile SQL made them) are unlinked or deleted, with a NOTICE of
 --    the counts, before the new constraints validate every row.
@@ -123,11 +123,16 @@ CREATE FUNCTION memloom_mentions_namespace() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     NEW.namespace := (SELECT i.namespace FROM memloom_items i WHERE i.id = NEW.item_id);
+    IF NEW.namespace IS NULL THEN
+        -- As the foreign key would say, whether the item is another namespace's or gone.
+        RAISE EXCEPTION 'no item % to mention in this session''s namespace', NEW.item_id
+            USING ERRCODE = 'foreign_key_violation';
+    END IF;
     RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION memloom_mentions_namespace() IS
-'trigger: a mention inserted without a namespace gets its item''s (an item the session cannot see gives NULL, and the insert fails)';
+'trigger: a mention inserted without a namespace gets its item''s; an item the session cannot see (another namespace''s, or deleted) fails the insert as a foreign-key violation';
 CREATE TRIGGER memloom_mentions_namespace BEFORE INSERT ON memloom_mentions
     FOR EACH ROW WHEN (NEW.namespace IS NULL) EXECUTE FUNCTION memloom_mentions_namespace();
 

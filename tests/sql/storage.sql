@@ -1,4 +1,4 @@
--- sql/0014: vectors stay in the heap row (memloom_vector_storage: PLAIN up to 1024 dimensions,
+-- sql/migrations/0014_inline_vectors.sql: vectors stay in the heap row (memloom_vector_storage: PLAIN up to 1024 dimensions,
 -- MAIN above or before init), so an exact vector scan reads no TOAST.
 SELECT d, memloom_vector_storage(d) FROM (VALUES (NULL::integer), (256), (1024), (1025), (3072)) v(d);
 CREATE FUNCTION pg_temp.toasted_values(rel regclass) RETURNS bigint LANGUAGE plpgsql AS $$
@@ -31,7 +31,7 @@ INSERT INTO memloom_items (namespace, kind, content, embedding) SELECT 'ns', 'ch
 SELECT pg_temp.toasted_values('memloom_items') AS toast_values;
 SELECT doc_count FROM memloom_namespace_stats WHERE namespace = 'ns';
 \set ECHO none
-\i sql/0014_inline_vectors.sql
+\i sql/migrations/0014_inline_vectors.sql
 \set ECHO all
 SELECT attstorage FROM pg_attribute WHERE attrelid = 'memloom_items'::regclass AND attname = 'embedding';
 SELECT pg_temp.toasted_values('memloom_items') AS toast_values;
