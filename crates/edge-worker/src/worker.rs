@@ -5,12 +5,13 @@
 //! - `store`: every database call (one scoped connection per request), for REST and MCP alike;
 //! - `embed`: the query embedding (hash-v1, or the configured API);
 //! - `mcp_http`: `POST /mcp`, on the store layer;
-//! - `respond`, `context`: JSON responses and the request context.
+//! - `http`: the platform's request and response (web-sys), `context`: the request context.
 //!
 //! Every failure becomes an [`ApiError`] response; nothing here unwraps data, because a panic
 //! in workerd hangs the request and resets the module.
 
-use worker::{event, Context, Env, Request, Response};
+use worker::wasm_bindgen::{self, prelude::wasm_bindgen, JsValue};
+use worker::{Context, Env};
 
 use crate::api::{self, DatabaseHealth, EmbedderHealth, Explain, HealthResponse, MemoryResponse};
 use crate::auth;
@@ -21,20 +22,38 @@ use crate::route::{route, Route};
 
 mod context;
 mod embed;
+mod http;
 mod mcp_http;
-mod respond;
 mod store;
 
 use context::{now, RequestCx};
-use respond::{error_response, respond, to_json, with_retry_after};
+use http::{
+    body_bytes, error_response, header, path_of, respond, respond_retry, to_json, Request, Response,
+};
 
 const OPENAPI: &str = include_str!("../openapi.json");
 
-#[event(fetch)]
-async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response> {
+/// The module's `fetch` export, which `js/entry.mjs` forwards every request to (what workers-rs'
+/// `#[event(fetch)]` generates, minus its conversion to and from workers-rs' `Request` and
+/// `Response`, which links their streaming bodies).
+#[wasm_bindgen(
+    wasm_bindgen = wasm_bindgen,
+    wasm_bindgen_futures = worker::wasm_bindgen_futures,
+    js_sys = worker::js_sys
+)]
+pub async fn fetch(
+    req: Request,
+    env: Env,
+    ctx: worker::worker_sys::Context,
+) -> Result<JsValue, JsValue> {
+    let ctx = Context::new(ctx);
+    handle(req, env, ctx).await.map(JsValue::from)
+}
+
+async fn handle(req: Request, env: Env, ctx: Context) -> Result<Response, JsValue> {
     let start = now();
     let config = read_config(&env);
-    let method = req.method().to_string();
+    let method = req.method();
     let mut cx = RequestCx {
         config: &config,
         ctx: &ctx,
@@ -45,7 +64,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             ..RequestLog::default()
         },
     };
-    let outcome = match route(&method, &req.path()) {
+    let outcome = match route(&method, &path_of(&req.url())) {
         Ok(r) => {
             cx.log.route = r.name();
             dispatch(r, req, &mut cx).await
@@ -59,7 +78,7 @@ async fn fetch(req: Request, env: Env, ctx: Context) -> worker::Result<Response>
             error_response(&e)
         }
     };
-    let status = response.as_ref().map_or(500, Response::status_code);
+    let status = response.as_ref().map_or(500, Response::status);
     cx.log.total_ms = cx.elapsed();
     worker::console_log!("{}", cx.log.finish(status).line());
     response
@@ -84,11 +103,7 @@ fn read_config(env: &Env) -> WorkerConfig {
     )
 }
 
-async fn dispatch(
-    r: Route,
-    mut req: Request,
-    cx: &mut RequestCx<'_>,
-) -> Result<Response, ApiError> {
+async fn dispatch(r: Route, req: Request, cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
     if r == Route::OpenApi {
         return respond(200, OPENAPI.to_string());
     }
@@ -100,9 +115,9 @@ async fn dispatch(
     if r == Route::Mcp {
         return mcp_http::handle_mcp(req, &namespace, cx).await;
     }
-    let length = req.headers().get("content-length").ok().flatten();
+    let length = header(&req, "content-length");
     api::check_size(length.as_deref())?;
-    let body = req.bytes().await.map_err(|e| {
+    let body = body_bytes(&req).await.map_err(|e| {
         cx.log.detail = Some(format!("reading the body: {e}"));
         ApiError::bad_request("invalid_body", "the request body could not be read")
     })?;
@@ -192,8 +207,7 @@ async fn handle_health(cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
                 },
                 took_ms,
             };
-            let resp = respond(503, to_json(&health)?)?;
-            return with_retry_after(resp, &e);
+            return respond_retry(503, to_json(&health)?, &e);
         }
         Err(e) => return Err(e),
     };
@@ -202,8 +216,8 @@ async fn handle_health(cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
 
 /// The namespace of the request's bearer token.
 fn authenticate(req: &Request, cx: &mut RequestCx<'_>) -> Result<String, ApiError> {
-    let header = req.headers().get("authorization").ok().flatten();
-    let token = auth::bearer_token(header.as_deref())?;
+    let authorization = header(req, "authorization");
+    let token = auth::bearer_token(authorization.as_deref())?;
     let config = cx.config;
     let map = match &config.tokens {
         Ok(map) => map,

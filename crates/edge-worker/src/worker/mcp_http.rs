@@ -3,34 +3,30 @@
 //! `memloom_fuse`, `memloom_remember`) plus forget (`memloom_forget`) and history, in the bearer
 //! token's namespace.
 
-use serde::Serialize;
-use serde_json::Value;
-use worker::{Request, Response};
-
 use super::context::RequestCx;
-use super::respond::respond;
+use super::http::{body_bytes, empty, header, respond, Request, Response};
 use super::store::{self, ForgetTarget};
 use crate::api;
 use crate::mcp::{self, Action, Forget, ToolCall};
 use crate::ApiError;
+use serde::Serialize;
+use serde_json::Value;
 
 /// Answers one MCP message; the caller has authenticated the token as `namespace`.
 pub(super) async fn handle_mcp(
-    mut req: Request,
+    req: Request,
     namespace: &str,
     cx: &mut RequestCx<'_>,
 ) -> Result<Response, ApiError> {
-    let length = req.headers().get("content-length").ok().flatten();
+    let length = header(&req, "content-length");
     api::check_size(length.as_deref())?;
-    let version = req.headers().get("mcp-protocol-version").ok().flatten();
-    let body = req.bytes().await.map_err(|e| {
+    let version = header(&req, "mcp-protocol-version");
+    let body = body_bytes(&req).await.map_err(|e| {
         cx.log.detail = Some(format!("reading the body: {e}"));
         ApiError::bad_request("invalid_body", "the request body could not be read")
     })?;
     match mcp::handle(&body, version.as_deref()) {
-        Action::Accepted => Response::empty()
-            .map(|r| r.with_status(202))
-            .map_err(|_| ApiError::internal()),
+        Action::Accepted => empty(202),
         Action::Reply { status, body } => respond(status, body),
         Action::Call { id, call } => {
             cx.log.route = call.log_name();
