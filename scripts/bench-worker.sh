@@ -2,10 +2,13 @@
 # Latency of the edge worker's POST /v1/recall over loopback (wrk, in workerd via wrangler dev)
 # next to the same memloom_fuse called directly from native Rust, on BENCH_N chunks of real
 # text (the Node.js docs in ../shared/eval/nodejs-docs, repeated with a per-copy suffix until N
-# rows are stored), plus cold start; the worker runs once straight to PostgreSQL (a new
-# connection per request, as a Worker without a pooler) and once through PgBouncer in
-# transaction mode (what Hyperdrive provides in production). Prints a table and the overhead
-# ratio worker p50 / direct p50.
+# rows are stored), plus cold start. Everything runs as the production role: memloom_app, bound
+# by row-level security (neither superuser nor BYPASSRLS; the superuser's direct figure is a
+# comparison row only). The worker runs once straight to PostgreSQL (a new connection per
+# request, as a Worker without a pooler) and once through PgBouncer in transaction mode (what
+# Hyperdrive provides in production; Debian's pgbouncer, installed when missing). Prints a table
+# and the overhead ratio worker p50 / direct memloom_fuse p50 under the same role (target for
+# the pooled worker: <= 1.2x). Needs ../shared/eval (says so and exits 2 when it is absent).
 #
 #   BENCH_N=100000 BENCH_SECONDS=20 BENCH_CONNECTIONS=1 bash scripts/bench-worker.sh
 #
@@ -57,10 +60,23 @@ node -e '
   fs.writeFileSync(process.argv[2], lines.map((l) => JSON.stringify(JSON.parse(l).query)).join("\n") + "\n");
 ' "$EVAL/queries.jsonl" "$WORK/queries.txt"
 
-log "direct memloom_fuse, one connection, ${SECS}s"
-read -r d50 d95 d99 dn <<<"$("$SEED" fuse "$URL" bench "$EVAL/queries.jsonl" "$SECS")"
-log "direct memloom_fuse, a fresh connection per call, ${SECS}s"
-read -r f50 f95 f99 fn <<<"$("$SEED" fuse "$URL" bench "$EVAL/queries.jsonl" "$SECS" --fresh)"
+# The production role (as scripts/test-worker.sh and docs/SECURITY.md): bound by row-level
+# security, granted every namespace because the worker picks each request's namespace.
+psql -X -q -v ON_ERROR_STOP=1 "$URL" >&2 <<'SQL'
+CREATE ROLE memloom_app LOGIN NOSUPERUSER NOBYPASSRLS;
+GRANT USAGE ON SCHEMA public TO memloom_app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
+SELECT memloom_grant_namespace('memloom_app', '*');
+SQL
+APP_URL="${URL/postgres@/memloom_app@}"
+
+log "direct memloom_fuse as the superuser, one connection, ${SECS}s (comparison)"
+read -r s50 s95 s99 sn <<<"$("$SEED" fuse "$URL" bench "$EVAL/queries.jsonl" "$SECS")"
+log "direct memloom_fuse as memloom_app, one connection, ${SECS}s"
+read -r d50 d95 d99 dn <<<"$("$SEED" fuse "$APP_URL" bench "$EVAL/queries.jsonl" "$SECS")"
+log "direct memloom_fuse as memloom_app, a fresh connection per call, ${SECS}s"
+read -r f50 f95 f99 fn <<<"$("$SEED" fuse "$APP_URL" bench "$EVAL/queries.jsonl" "$SECS" --fresh)"
 
 TOKEN="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
 HASH="$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)"
@@ -116,7 +132,7 @@ run_worker() {
   stop_wrangler
 }
 
-run_worker "direct to PostgreSQL" "$URL"
+run_worker "direct to PostgreSQL" "$APP_URL"
 COLD_PG="$COLD"; P50="$W50"; P95="$W95"; P99="$W99"; PN="$WN"
 
 # Through PgBouncer in transaction mode: what Hyperdrive does in production (warm server
@@ -126,10 +142,10 @@ if command -v pgbouncer >/dev/null || apt-get install -y -q --no-install-recomme
   BPORT="$(free_port)"
   PGPORT="$(cat "$MEMLOOM_PG_STATE/port")"
   mkdir -p "$WORK/bouncer" && chmod 755 "$WORK" "$WORK/bouncer"
-  printf '"postgres" ""\n' > "$WORK/bouncer/userlist.txt"
+  printf '"memloom_app" ""\n' > "$WORK/bouncer/userlist.txt"
   cat > "$WORK/bouncer/pgbouncer.ini" <<INI
 [databases]
-memloom = host=127.0.0.1 port=$PGPORT dbname=memloom user=postgres
+memloom = host=127.0.0.1 port=$PGPORT dbname=memloom user=memloom_app
 [pgbouncer]
 listen_addr = 127.0.0.1
 listen_port = $BPORT
@@ -150,7 +166,7 @@ INI
   fi
   BOUNCER_PID=$!
   for _ in $(seq 1 50); do (exec 3<>"/dev/tcp/127.0.0.1/$BPORT") 2>/dev/null && break; sleep 0.1; done
-  run_worker "through PgBouncer" "postgres://postgres@127.0.0.1:$BPORT/memloom"
+  run_worker "through PgBouncer" "postgres://memloom_app@127.0.0.1:$BPORT/memloom"
   COLD_B="$COLD"; B50="$W50"; B95="$W95"; B99="$W99"; BN="$WN"
   kill -TERM -- "-$BOUNCER_PID" 2>/dev/null || true
   BOUNCER_PID=""
@@ -159,14 +175,16 @@ fi
 size="$(cat "$ROOT/target/edge-worker/size.txt")"
 echo
 echo "memloom edge worker benchmark: $N chunks (loaded in ${load_s}s), ${SECS}s per run, loopback, c=$CONNS"
+echo "every row but the first runs as memloom_app (row-level security applies)"
 printf '%-52s %8s %8s %8s %8s\n' "" "p50 ms" "p95 ms" "p99 ms" "calls"
+printf '%-52s %8s %8s %8s %8s\n' "memloom_fuse direct, superuser (comparison)" "$s50" "$s95" "$s99" "$sn"
 printf '%-52s %8s %8s %8s %8s\n' "memloom_fuse direct (one warm connection)" "$d50" "$d95" "$d99" "$dn"
 printf '%-52s %8s %8s %8s %8s\n' "memloom_fuse direct (a new connection per call)" "$f50" "$f95" "$f99" "$fn"
 printf '%-52s %8s %8s %8s %8s\n' "worker /v1/recall -> PostgreSQL (new conn/request)" "$P50" "$P95" "$P99" "$PN"
 [ -n "$B50" ] && printf '%-52s %8s %8s %8s %8s\n' "worker /v1/recall -> PgBouncer -> PostgreSQL" "$B50" "$B95" "$B99" "$BN"
 awk -v w="$P50" -v d="$d50" -v f="$f50" -v b="${B50:-0}" 'BEGIN {
-  printf "overhead ratio, worker p50 / direct p50 (warm connection): %.2fx direct to PostgreSQL", w / d
-  if (b > 0) printf ", %.2fx through PgBouncer", b / d
+  printf "overhead ratio, worker p50 / direct memloom_fuse p50 (same role, warm connection): %.2fx direct to PostgreSQL", w / d
+  if (b > 0) printf ", %.2fx through PgBouncer (target <= 1.20x)", b / d
   printf "; worker direct to PostgreSQL / direct with a new connection per call: %.2fx\n", w / f }'
 echo "cold start (to PostgreSQL): $COLD_PG"
 [ -n "$B50" ] && echo "cold start (PgBouncer):     $COLD_B"

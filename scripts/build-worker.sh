@@ -2,7 +2,10 @@
 # Build memloom's edge worker (crates/edge-worker) without worker-build (which downloads from
 # GitHub): cargo (wasm32, release) + the wasm-bindgen CLI at the locked version (--target web)
 # + the hand-written entry module, into target/edge-worker/. Installs wrangler (pinned in
-# crates/edge-worker/package-lock.json) when missing. Prints the bundle size.
+# crates/edge-worker/package-lock.json) when missing. Prints the bundle size, raw and gzipped,
+# against the budget of issue 13 (the wasm gzipped <= 300,000 bytes): above it, a warning, not
+# a failure (the budget is the project's, not a platform limit: the worker still builds and runs),
+# unless MEMLOOM_WORKER_SIZE_STRICT=1, which makes it exit 2 (for CI that guards the budget).
 #
 #   bash scripts/build-worker.sh          build only
 #   bash scripts/build-worker.sh --dev    build, then `wrangler dev` on 127.0.0.1 (port $PORT or
@@ -42,8 +45,14 @@ fi
 raw=$(wc -c < "$out/edge_worker_bg.wasm")
 gz=$(gzip -9c "$out/edge_worker_bg.wasm" | wc -c)
 glue=$(cat "$out/edge_worker.js" "$out/entry.mjs" | gzip -9c | wc -c)
-log "target/edge-worker/edge_worker_bg.wasm: $raw bytes, $gz gzipped (+ $glue gzipped JS)"
-echo "bundle_gzip_bytes=$((gz + glue))" > "$out/size.txt"
+budget=300000
+log "target/edge-worker/edge_worker_bg.wasm: $raw bytes, $gz gzipped (+ $glue gzipped JS; budget $budget gzipped for the wasm)"
+echo "bundle_gzip_bytes=$((gz + glue)) wasm_bytes=$raw wasm_gzip_bytes=$gz budget_wasm_gzip_bytes=$budget" > "$out/size.txt"
+if [ "$gz" -gt "$budget" ]; then
+  msg="the worker's wasm is $gz bytes gzipped, over the $budget-byte budget by $((gz - budget)); see docs/WORKER.md (Bundle size) for what takes the space"
+  [ "${MEMLOOM_WORKER_SIZE_STRICT:-0}" = 1 ] && die "$msg"
+  log "warning: $msg"
+fi
 
 if [ "${1:-}" = "--dev" ]; then
   export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false

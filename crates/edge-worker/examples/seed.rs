@@ -10,7 +10,9 @@
 //! number, so each copy embeds slightly differently) until N chunks are stored: embeddings of
 //! real text for a latency benchmark. `fuse` reads one query per line (or JSONL with a "query"
 //! field), runs them round-robin for SECONDS over one connection (or a fresh connection per
-//! call with `--fresh`, as the worker does) and prints `p50_ms p95_ms p99_ms count`.
+//! call with `--fresh`, as the worker does) and prints `p50_ms p95_ms p99_ms count`. Each call
+//! is the worker's statements exactly: `memloom_sql::begin_scoped` (BEGIN + the namespace, so
+//! it works under a role bound by row-level security), `memloom_fuse`, COMMIT.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -167,7 +169,9 @@ async fn fuse_bench(url: &str, ns: &str, queries: &Path, secs: u64, fresh: bool)
         let c = client.as_ref().ok_or("no client")?;
         // The same work as the worker: embed the query, then one memloom_fuse call.
         let params = memloom_sql::FuseParams::new(q.as_str(), embed(q), ns, 10);
+        memloom_sql::begin_scoped(c, ns).await?;
         let rows = memloom_sql::fuse(c, &params).await?;
+        c.batch_execute("COMMIT").await?;
         if rows.is_empty() {
             return Err(format!("query {q:?} returned no rows").into());
         }

@@ -1,9 +1,131 @@
-//! Configuration from the worker's vars and secrets, parsed into checked values. Error texts
+//! Configuration from the worker's vars, secrets and bindings, parsed into checked values.
+//! [`WorkerConfig::read`] is the one place that reads them: the fetch handler calls it once per
+//! request, at the door, and passes the result down; nothing deeper reads `env`. Error texts
 //! name the variable, never its value (a `DATABASE_URL` holds a password).
 
 use serde::Deserialize;
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
+
+use crate::auth::TokenMap;
+use crate::ApiError;
+
+/// Everything the worker is configured with, read once at the door.
+///
+/// A setting that is missing or invalid is kept as its [`ConfigError`] and answered (500
+/// `misconfigured`) only by the requests that need it, at the point they need it: `/v1/health`
+/// works without `MEMLOOM_TOKENS`, and a malformed recall body is still a 400 when the
+/// database is not configured.
+#[derive(Debug, Clone)]
+pub struct WorkerConfig {
+    /// `MEMLOOM_TOKENS`: token SHA-256 -> namespace.
+    pub tokens: Result<TokenMap, ConfigError>,
+    /// `MEMLOOM_EMBED_URL` / `_MODEL` / `_DIMS`: the query embedder.
+    pub embedder: Result<EmbedderConfig, ConfigError>,
+    /// `MEMLOOM_EMBED_KEY`: the embeddings API's key.
+    pub embed_key: Option<String>,
+    /// The Hyperdrive binding `DB` or `DATABASE_URL`, and the deadlines.
+    pub database: Result<Database, ConfigError>,
+    /// `"hyperdrive"` when the `DB` binding is present, else `"database_url"` (for health).
+    pub via: &'static str,
+}
+
+/// The Hyperdrive binding's connection details, as workerd gives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HyperdriveBinding {
+    pub connection_string: String,
+    pub host: String,
+    pub port: u16,
+}
+
+/// Where the database is and how long to wait for it.
+#[derive(Debug, Clone)]
+pub struct Database {
+    pub target: DbTarget,
+    pub timeouts: Timeouts,
+}
+
+/// A setting the worker cannot use: `what` goes into the client's 500 `misconfigured` message
+/// (it names the setting, never its value); `detail` only into the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub what: String,
+    pub detail: Option<String>,
+}
+
+impl ConfigError {
+    fn new(what: impl Into<String>) -> ConfigError {
+        ConfigError {
+            what: what.into(),
+            detail: None,
+        }
+    }
+
+    fn with_detail(what: &str, detail: String) -> ConfigError {
+        ConfigError {
+            what: what.to_string(),
+            detail: Some(detail),
+        }
+    }
+
+    /// The client's answer.
+    pub fn api_error(&self) -> ApiError {
+        ApiError::misconfigured(&self.what)
+    }
+}
+
+impl WorkerConfig {
+    /// Reads every setting. `var` returns a var's or secret's value (`None` when unset or
+    /// empty); `hyperdrive` is the `DB` binding when there is one (it wins over `DATABASE_URL`).
+    pub fn read(
+        var: impl Fn(&str) -> Option<String>,
+        hyperdrive: Option<HyperdriveBinding>,
+    ) -> WorkerConfig {
+        let tokens = match var("MEMLOOM_TOKENS") {
+            None => Err(ConfigError::new("the MEMLOOM_TOKENS secret is not set")),
+            Some(raw) => TokenMap::parse(&raw).map_err(|e| {
+                ConfigError::with_detail("the MEMLOOM_TOKENS secret is not a valid token map", e)
+            }),
+        };
+        let embedder = EmbedderConfig::from_vars(
+            var("MEMLOOM_EMBED_URL").as_deref(),
+            var("MEMLOOM_EMBED_MODEL").as_deref(),
+            var("MEMLOOM_EMBED_DIMS").as_deref(),
+        )
+        .map_err(|e| {
+            ConfigError::with_detail("the embedder settings (MEMLOOM_EMBED_*) are invalid", e)
+        });
+        let via = if hyperdrive.is_some() {
+            "hyperdrive"
+        } else {
+            "database_url"
+        };
+        let target = match &hyperdrive {
+            Some(hd) => hyperdrive_target(hd),
+            None => match var("DATABASE_URL") {
+                Some(url) => db_target(&url, "DATABASE_URL"),
+                None => Err(
+                    "neither a Hyperdrive binding DB nor a DATABASE_URL secret is set".to_string(),
+                ),
+            },
+        };
+        let database = target.map_err(ConfigError::new).and_then(|target| {
+            let timeouts = Timeouts::from_vars(
+                var("MEMLOOM_CONNECT_TIMEOUT_MS").as_deref(),
+                var("MEMLOOM_QUERY_TIMEOUT_MS").as_deref(),
+            )
+            .map_err(ConfigError::new)?;
+            Ok(Database { target, timeouts })
+        });
+        WorkerConfig {
+            tokens,
+            embedder,
+            embed_key: var("MEMLOOM_EMBED_KEY"),
+            database,
+            via,
+        }
+    }
+}
 
 /// Default time to open the TCP connection and finish the Postgres startup.
 pub const DEFAULT_CONNECT_TIMEOUT_MS: u32 = 3_000;
@@ -85,6 +207,18 @@ pub fn db_target(url: &str, var: &str) -> Result<DbTarget, String> {
         config,
         tls,
     })
+}
+
+/// The Hyperdrive binding's target: its connection string's user, password and database, its
+/// host and port, and TLS by StartTLS (as Cloudflare's example: Hyperdrive answers the
+/// SSLRequest).
+pub fn hyperdrive_target(hd: &HyperdriveBinding) -> Result<DbTarget, String> {
+    let mut t = db_target(&hd.connection_string, "the Hyperdrive binding DB")?;
+    t.host = hd.host.clone();
+    t.port = hd.port;
+    t.config.ssl_mode(SslMode::Prefer);
+    t.tls = true;
+    Ok(t)
 }
 
 /// The query embedder: hash-v1 compiled in, or an OpenAI-compatible API.
@@ -237,6 +371,103 @@ mod tests {
         assert!(!e.contains("hunter2"), "{e}");
         assert!(e.contains("DATABASE_URL"));
         assert!(db_target("postgres://u@/db?host=/tmp", "DATABASE_URL").is_err());
+    }
+
+    fn read(vars: &[(&str, &str)], hd: Option<HyperdriveBinding>) -> WorkerConfig {
+        let vars: std::collections::HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        WorkerConfig::read(|name| vars.get(name).cloned(), hd)
+    }
+
+    const TOKENS: &str =
+        r#"{"9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08":"team-a"}"#;
+
+    #[test]
+    fn config_reads_every_setting_once() {
+        let c = read(
+            &[
+                ("MEMLOOM_TOKENS", TOKENS),
+                ("DATABASE_URL", "postgres://app@127.0.0.1:5544/memloom"),
+                ("MEMLOOM_QUERY_TIMEOUT_MS", "700"),
+                ("MEMLOOM_EMBED_KEY", "k"),
+            ],
+            None,
+        );
+        assert_eq!(c.tokens.unwrap().namespace("test"), Some("team-a"));
+        assert_eq!(c.embedder.unwrap(), EmbedderConfig::Hash);
+        assert_eq!(c.embed_key.as_deref(), Some("k"));
+        assert_eq!(c.via, "database_url");
+        let db = c.database.unwrap();
+        assert_eq!(
+            (db.target.host.as_str(), db.target.port),
+            ("127.0.0.1", 5544)
+        );
+        assert_eq!(
+            db.timeouts,
+            Timeouts {
+                connect_ms: 3000,
+                query_ms: 700
+            }
+        );
+    }
+
+    #[test]
+    fn config_keeps_each_problem_for_the_request_that_needs_it() {
+        let c = read(
+            &[
+                ("MEMLOOM_TOKENS", "[1]"),
+                ("MEMLOOM_EMBED_URL", "https://api.example.com/v1"),
+            ],
+            None,
+        );
+        let tokens = c.tokens.unwrap_err();
+        assert_eq!(
+            tokens.what,
+            "the MEMLOOM_TOKENS secret is not a valid token map"
+        );
+        assert!(tokens.detail.is_some());
+        assert_eq!(tokens.api_error().code, "misconfigured");
+        assert_eq!(tokens.api_error().status, 500);
+        assert!(c.embedder.unwrap_err().detail.unwrap().contains("MODEL"));
+        let db = c.database.unwrap_err();
+        assert!(db.what.contains("DATABASE_URL"), "{}", db.what);
+        assert!(db.api_error().message.contains("docs/WORKER.md"));
+
+        let c = read(&[("DATABASE_URL", "postgres://u:hunter2@h/db")], None);
+        assert_eq!(
+            c.tokens.unwrap_err().what,
+            "the MEMLOOM_TOKENS secret is not set"
+        );
+        assert!(c.database.is_ok());
+        let c = read(
+            &[
+                ("DATABASE_URL", "postgres://u:hunter2@h/db"),
+                ("MEMLOOM_CONNECT_TIMEOUT_MS", "-1"),
+            ],
+            None,
+        );
+        let e = c.database.unwrap_err();
+        assert!(e.what.contains("MEMLOOM_CONNECT_TIMEOUT_MS") && !e.what.contains("hunter2"));
+    }
+
+    #[test]
+    fn hyperdrive_wins_over_database_url_and_uses_starttls() {
+        let hd = HyperdriveBinding {
+            connection_string: "postgres://u:pw@abc.hyperdrive.local:5432/db".into(),
+            host: "abc.hyperdrive.local".into(),
+            port: 6543,
+        };
+        let c = read(&[("DATABASE_URL", "postgres://x@127.0.0.1/y")], Some(hd));
+        assert_eq!(c.via, "hyperdrive");
+        let t = c.database.unwrap().target;
+        assert_eq!(
+            (t.host.as_str(), t.port, t.tls),
+            ("abc.hyperdrive.local", 6543, true)
+        );
+        assert_eq!(t.config.get_dbname(), Some("db"));
+        assert_eq!(t.config.get_ssl_mode(), SslMode::Prefer);
     }
 
     #[test]

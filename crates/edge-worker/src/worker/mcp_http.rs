@@ -1,37 +1,35 @@
-//! `POST /mcp` (wasm32): runs the tool calls that [`crate::mcp`] parsed, on the same code paths
-//! as `/v1/recall` and `/v1/memories` (the query embedding, the embedder check, one
-//! `memloom_fuse`, `memloom_remember`) plus `memloom_sql::forget` (`memloom_forget`) / `history`, in the bearer
-//! token's namespace. A child of `worker`, so it shares its private helpers.
+//! `POST /mcp` (wasm32): runs the tool calls that [`crate::mcp`] parsed on the store layer, the
+//! same calls as `/v1/recall` and `/v1/memories` (the query embedding, the embedder check, one
+//! `memloom_fuse`, `memloom_remember`) plus forget (`memloom_forget`) and history, in the bearer
+//! token's namespace.
 
+use super::context::RequestCx;
+use super::http::{empty, header, read_body, respond, Request, Response};
+use super::store::{self, ForgetTarget};
+use crate::api;
+use crate::mcp::{self, Action, Forget, ToolCall};
+use crate::ApiError;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::*;
-use crate::mcp::{self, Action, Forget, ToolCall};
-
 /// Answers one MCP message; the caller has authenticated the token as `namespace`.
 pub(super) async fn handle_mcp(
-    mut req: Request,
+    req: Request,
     namespace: &str,
-    env: &Env,
-    ctx: &Context,
-    log: &mut RequestLog,
-    start: u64,
+    cx: &mut RequestCx<'_>,
 ) -> Result<Response, ApiError> {
-    let version = req.headers().get("mcp-protocol-version").ok().flatten();
-    let body = read_body(&mut req, log).await?;
+    let version = header(&req, "mcp-protocol-version");
+    let body = read_body(&req, &mut cx.log).await?;
     match mcp::handle(&body, version.as_deref()) {
-        Action::Accepted => Response::empty()
-            .map(|r| r.with_status(202))
-            .map_err(|_| ApiError::internal()),
+        Action::Accepted => empty(202),
         Action::Reply { status, body } => respond(status, body),
         Action::Call { id, call } => {
-            log.route = call.log_name();
-            let result = match run(call, namespace, env, ctx, log, start).await {
+            cx.log.route = call.log_name();
+            let result = match run(call, namespace, cx).await {
                 Ok(result) => result,
                 // Client-safe messages only (ApiError never carries internal detail).
                 Err(e) => {
-                    log.code = Some(e.code);
+                    cx.log.code = Some(e.code);
                     mcp::tool_error(&e.message)
                 }
             };
@@ -40,24 +38,16 @@ pub(super) async fn handle_mcp(
     }
 }
 
-async fn run(
-    call: ToolCall,
-    namespace: &str,
-    env: &Env,
-    ctx: &Context,
-    log: &mut RequestLog,
-    start: u64,
-) -> Result<Value, ApiError> {
+async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<Value, ApiError> {
     match call {
         ToolCall::Invalid { message, .. } => Ok(mcp::tool_error(&message)),
         ToolCall::Recall(recall) => {
-            let (rows, _, _) = recall_rows(&recall, namespace, env, ctx, log).await?;
-            let took = now().saturating_sub(start);
-            let out = to_value(&api::recall_response(&recall, &rows, took, None))?;
+            let (rows, _, _) = store::recall(cx, &recall, namespace).await?;
+            let out = to_value(&api::recall_response(&recall, &rows, cx.elapsed(), None))?;
             Ok(mcp::tool_result(mcp::format_recall(&out), &out))
         }
         ToolCall::Remember(memory) => {
-            let saved = save_memory(&memory, namespace, env, ctx, log).await?;
+            let saved = store::remember(cx, &memory, namespace).await?;
             let key = memory.key.as_deref();
             Ok(mcp::tool_result(
                 mcp::remembered_text(key, saved.id, saved.version),
@@ -69,21 +59,11 @@ async fn run(
             ))
         }
         ToolCall::Forget(target) => {
-            let ns = namespace.to_string();
-            let t = target.clone();
-            let done = with_db_write(env, ctx, log, namespace, |client| {
-                let (ns, t) = (ns.clone(), t.clone());
-                async move {
-                    let target = match &t {
-                        Forget::Id(id) => memloom_sql::ForgetTarget::Id(*id),
-                        Forget::Key(key) => memloom_sql::ForgetTarget::Key(key),
-                    };
-                    memloom_sql::forget(&client, &ns, &target)
-                        .await
-                        .map_err(|e| store_error(&e))
-                }
-            })
-            .await?;
+            let which = match &target {
+                Forget::Id(id) => ForgetTarget::Id(*id),
+                Forget::Key(key) => ForgetTarget::Key(key.clone()),
+            };
+            let done = store::forget(cx, namespace, &which).await?;
             let n = done.deleted;
             Ok(match target {
                 Forget::Id(id) if done.not_a_memory => mcp::tool_error(&format!(
@@ -108,13 +88,7 @@ async fn run(
             })
         }
         ToolCall::History(key) => {
-            let (ns, k) = (namespace.to_string(), key.clone());
-            let versions = with_db(env, ctx, log, Some(namespace), move |client| async move {
-                memloom_sql::history(&client, &ns, &k)
-                    .await
-                    .map_err(|e| store_error(&e))
-            })
-            .await?;
+            let versions = store::history(cx, namespace, &key).await?;
             if versions.is_empty() {
                 return Ok(mcp::tool_error(&format!(
                     "no memory with key \"{key}\"; remember creates one"
