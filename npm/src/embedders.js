@@ -9,6 +9,7 @@
 //   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout.
 import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo } from './core.js';
 import { MemloomError } from './errors.js';
+import { resolveSettings, section, settingsFromEnv } from './settings.js';
 
 /** The built-in offline embedder (`hash-v1`, 256 dimensions). */
 export function hashEmbedder() {
@@ -148,30 +149,33 @@ export function apiEmbedder(options) {
 /**
  * The embedder configured by environment variables: MEMLOOM_EMBEDDER names an offline one
  * (hash-v1, static-v1); MEMLOOM_EMBED_URL (with _MODEL, _DIMS, _KEY) an embeddings API;
- * neither: hash-v1.
+ * neither: hash-v1. (The CLI adds config files: settings.js, config-node.js.)
  */
 export function embedderFromEnv(env = process.env) {
-  const choice = env.MEMLOOM_EMBEDDER;
-  if (choice) {
-    const make = OFFLINE_EMBEDDERS[choice];
+  const s = section(resolveSettings([{ name: 'env', values: settingsFromEnv(env) }]), 'embedder');
+  return embedderFromSettings(s, { apiKeyFallback: env.OPENAI_API_KEY });
+}
+
+/**
+ * The embedder of resolved settings (settings.js `section(resolved, 'embedder')`): `name` an
+ * offline one, or `url` (with model, dims, apiKey, timeoutMs) an embeddings API.
+ * @param {{name?: string, url?: string, model?: string, dims?: number, apiKey?: string, timeoutMs?: number}} s
+ * @param {{apiKeyFallback?: string}} [opts]
+ */
+export function embedderFromSettings(s, { apiKeyFallback } = {}) {
+  if (s.url && s.name) {
+    throw new MemloomError(`both the ${s.name} embedder and MEMLOOM_EMBED_URL (embedder.url) are set; unset one of them`);
+  }
+  if (!s.url) {
+    const make = OFFLINE_EMBEDDERS[s.name ?? 'hash-v1'];
     if (!make) {
       throw new MemloomError(
-        `unknown embedder ${JSON.stringify(choice)} (MEMLOOM_EMBEDDER / --embedder); the offline ones are ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}, and MEMLOOM_EMBED_URL selects an embeddings API`,
+        `unknown embedder ${JSON.stringify(s.name)} (MEMLOOM_EMBEDDER / --embedder); the offline ones are ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}, and MEMLOOM_EMBED_URL selects an embeddings API`,
       );
-    }
-    if (env.MEMLOOM_EMBED_URL) {
-      throw new MemloomError(`both the ${choice} embedder and MEMLOOM_EMBED_URL are set; unset one of them`);
     }
     return make();
   }
-  if (!env.MEMLOOM_EMBED_URL) return hashEmbedder();
-  return apiEmbedder({
-    url: env.MEMLOOM_EMBED_URL,
-    apiKey: env.MEMLOOM_EMBED_KEY ?? env.OPENAI_API_KEY,
-    model: env.MEMLOOM_EMBED_MODEL,
-    dims: env.MEMLOOM_EMBED_DIMS ? Number(env.MEMLOOM_EMBED_DIMS) : undefined,
-    timeoutMs: env.MEMLOOM_EMBED_TIMEOUT_MS ? Number(env.MEMLOOM_EMBED_TIMEOUT_MS) : undefined,
-  });
+  return apiEmbedder({ url: s.url, apiKey: s.apiKey ?? apiKeyFallback, model: s.model, dims: s.dims, timeoutMs: s.timeoutMs });
 }
 
 function sleep(ms) {

@@ -11,6 +11,7 @@
 //   (401 / 403) stops the run, since every later request would fail the same way.
 import { extractEntities } from './core.js';
 import { MemloomError } from './errors.js';
+import { resolveSettings, section, settingsFromEnv } from './settings.js';
 
 /** The kinds of memloom-core's EntityKind (serialised names). */
 export const ENTITY_KINDS = ['identifier', 'error_code', 'file', 'flag', 'ticket', 'host', 'version', 'code', 'name', 'topic'];
@@ -276,15 +277,25 @@ function fromModel(entities, it) {
 
 /** The extractor configured by environment variables, or the offline one when none is. */
 export function extractorFromEnv(env = process.env) {
-  if (!env.MEMLOOM_EXTRACT_URL) return offlineExtractor();
-  const int = (name) => (env[name] ? Number(env[name]) : undefined);
+  const s = section(resolveSettings([{ name: 'env', values: settingsFromEnv(env) }]), 'extractor');
+  return extractorFromSettings(s, { apiKeyFallback: env.OPENAI_API_KEY });
+}
+
+/**
+ * The extractor of resolved settings (settings.js `section(resolved, 'extractor')`): an LLM
+ * endpoint when `url` is set, else the offline extractor.
+ * @param {{url?: string, model?: string, apiKey?: string, batchSize?: number, timeoutMs?: number, maxRetries?: number}} s
+ * @param {{apiKeyFallback?: string}} [opts]
+ */
+export function extractorFromSettings(s, { apiKeyFallback } = {}) {
+  if (!s.url) return offlineExtractor();
   return llmExtractor({
-    url: env.MEMLOOM_EXTRACT_URL,
-    apiKey: env.MEMLOOM_EXTRACT_KEY ?? env.OPENAI_API_KEY,
-    model: env.MEMLOOM_EXTRACT_MODEL,
-    batchSize: int('MEMLOOM_EXTRACT_BATCH'),
-    timeoutMs: int('MEMLOOM_EXTRACT_TIMEOUT_MS'),
-    maxRetries: int('MEMLOOM_EXTRACT_RETRIES'),
+    url: s.url,
+    apiKey: s.apiKey ?? apiKeyFallback,
+    model: s.model,
+    batchSize: s.batchSize,
+    timeoutMs: s.timeoutMs,
+    maxRetries: s.maxRetries,
   });
 }
 

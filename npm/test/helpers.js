@@ -1,4 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const bin = fileURLToPath(new URL('../bin/memloom.js', import.meta.url));
@@ -7,16 +10,22 @@ export const fixtures = fileURLToPath(new URL('./fixtures', import.meta.url));
 /** The recall JSON contract (DESIGN.md), in order. */
 export const RESULT_KEYS = ['id', 'kind', 'source', 'breadcrumb', 'key', 'content', 'rrfScore', 'similarity', 'ranks'];
 
-/** Runs the CLI; `async: true` returns a promise (needed when the test serves HTTP itself). */
-export function runCli(args, { env = {}, async = false } = {}) {
-  const fullEnv = { ...process.env, DATABASE_URL: '', MEMLOOM_EMBED_URL: '', ...env };
+/** An empty user config directory, so the developer's ~/.config/memloom never leaks into tests. */
+export const emptyXdg = mkdtempSync(join(tmpdir(), 'memloom-xdg-'));
+
+/**
+ * Runs the CLI; `async: true` returns a promise (needed when the test serves HTTP itself).
+ * The user config is an empty directory's (emptyXdg) unless `env` sets XDG_CONFIG_HOME.
+ */
+export function runCli(args, { env = {}, async = false, cwd } = {}) {
+  const fullEnv = { ...process.env, DATABASE_URL: '', MEMLOOM_EMBED_URL: '', XDG_CONFIG_HOME: emptyXdg, ...env };
   for (const k of Object.keys(fullEnv)) if (fullEnv[k] === '') delete fullEnv[k];
   if (!async) {
-    const r = spawnSync(process.execPath, [bin, ...args], { env: fullEnv, encoding: 'utf8' });
+    const r = spawnSync(process.execPath, [bin, ...args], { env: fullEnv, encoding: 'utf8', cwd });
     return { status: r.status, stdout: r.stdout, stderr: r.stderr };
   }
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: fullEnv });
+    const child = spawn(process.execPath, [bin, ...args], { env: fullEnv, cwd });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));

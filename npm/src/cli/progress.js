@@ -1,0 +1,56 @@
+// Progress on stderr: a one-line bar on a TTY (counts and rate); piped (logs, CI), a plain line
+// every `everyFiles` files or items, or every `everyMs` when they come slowly; nothing with --quiet.
+import { err } from './output.js';
+
+/**
+ * @typedef {{ done: number, total: number, chunks?: number, started: number, tick?: boolean }} Tick
+ * @typedef {{ update(t: Tick): void, clear(): void, done(): void }} Progress
+ */
+
+/**
+ * @param {string} unit  "files", "items", "memories", "queries"
+ * @param {{ quiet?: boolean, everyFiles?: number, everyMs?: number, everyBatches?: number }} o
+ *   everyBatches: count ticks (`tick: true`, one per committed batch) instead of items
+ * @returns {Progress}
+ */
+export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2000, everyBatches = 0 } = {}) {
+  const tty = process.stderr.isTTY && !process.env.CI;
+  let last = 0;
+  let lastPlain = Date.now();
+  let lastDone = 0;
+  let ticks = 0;
+  let shown = false;
+  return {
+    update({ done, total, chunks, started, tick = false }) {
+      if (quiet) return;
+      const now = Date.now();
+      const rate = done / Math.max((now - started) / 1000, 0.001);
+      if (!tty) {
+        if (done >= total || done === lastDone) return;
+        const due =
+          everyBatches > 0
+            ? tick && ++ticks % everyBatches === 0
+            : done - lastDone >= everyFiles || now - lastPlain >= everyMs;
+        if (!due) return;
+        lastPlain = now;
+        lastDone = done;
+        err(`memloom: ${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
+        return;
+      }
+      if (done < total && now - last < 100) return;
+      last = now;
+      const width = 28;
+      const filled = total ? Math.round((done / total) * width) : 0;
+      const extra = chunks === undefined ? '' : `  ${chunks} chunks`;
+      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
+      shown = true;
+    },
+    clear() {
+      if (shown) process.stderr.write('\r\x1b[K');
+    },
+    done() {
+      if (shown) process.stderr.write('\n');
+      shown = false;
+    },
+  };
+}
