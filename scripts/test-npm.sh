@@ -7,7 +7,7 @@
 # (scripts/pg.sh install, idempotent) and starts a throwaway PostgreSQL 15 + pgvector cluster,
 # and stops it at the end. MEMLOOM_TEST_PG=0 skips the server test instead.
 # The browser smoke test needs Debian's Chromium: installed with apt-get when missing (as root);
-# MEMLOOM_TEST_BROWSER=0 skips it.
+# MEMLOOM_TEST_BROWSER=0 skips it. zsh (the completion test) likewise, when missing and root.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -33,6 +33,17 @@ if [ "${MEMLOOM_TEST_BROWSER:-1}" != 0 ] && [ ! -x /usr/bin/chromium ]; then
   fi
 fi
 if [ "${MEMLOOM_TEST_BROWSER:-1}" = 0 ]; then export MEMLOOM_CHROMIUM=/nonexistent; fi
+
+# zsh, for the test that the zsh completion script loads (cli-ux.test.js skips it, saying so,
+# when zsh is absent); bash is always there.
+if ! command -v zsh >/dev/null; then
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing zsh (Debian) for the completion test"
+    apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends zsh >&2 || log "warning: could not install zsh: its completion test will be skipped"
+  else
+    log "warning: zsh missing and not root: its completion test will be skipped"
+  fi
+fi
 
 cd "$ROOT/npm"
 node --test --test-concurrency=1 test/

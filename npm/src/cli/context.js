@@ -79,11 +79,12 @@ export class Context {
   /**
    * A progress display honouring --quiet and the progress settings.
    * @param {string} unit
-   * @param {{ batches?: boolean }} [o]  count committed batches (remember --file) instead of items
+   * @param {{ batches?: boolean, label?: string }} [o]  batches: count committed batches
+   *   (remember --file) instead of items; label: a prefix of each line
    */
-  progress(unit, { batches = false } = {}) {
+  progress(unit, { batches = false, label } = {}) {
     const p = section(this.settings, 'progress');
-    return progressBar(unit, { quiet: this.quiet, everyFiles: p.everyFiles, everyMs: p.everyMs, everyBatches: batches ? p.everyBatches : 0 });
+    return progressBar(unit, { quiet: this.quiet, everyFiles: p.everyFiles, everyMs: p.everyMs, everyBatches: batches ? p.everyBatches : 0, label });
   }
 
   /** Whether the embedded store exists yet (always true for a server). */
@@ -95,12 +96,13 @@ export class Context {
   /** @param {{ create?: boolean }} [o] */
   async open({ create = false } = {}) {
     const target = this.target;
+    const embedder = this.embedder(); // first: a bad config file is reported even before init
     if (!create && !this.exists()) {
       throw new MemloomError(
         `no memloom store at ${target.dir}; run \`memloom init${this.g.store ? ` --store ${this.g.store}` : ''}\` first, or pass --store DIR / --database-url URL`,
       );
     }
-    return openStore({ dir: target.dir, url: target.url, namespace: this.g.namespace, embedder: this.embedder(), create });
+    return openStore({ dir: target.dir, url: target.url, namespace: this.g.namespace, embedder, create });
   }
 
   /**

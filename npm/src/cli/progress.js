@@ -9,11 +9,13 @@ import { err } from './output.js';
 
 /**
  * @param {string} unit  "files", "items", "memories", "queries"
- * @param {{ quiet?: boolean, everyFiles?: number, everyMs?: number, everyBatches?: number }} o
- *   everyBatches: count ticks (`tick: true`, one per committed batch) instead of items
+ * @param {{ quiet?: boolean, everyFiles?: number, everyMs?: number, everyBatches?: number, label?: string }} o
+ *   everyBatches: count ticks (`tick: true`, one per committed batch) instead of items; label: a
+ *   prefix ("eval fused")
  * @returns {Progress}
  */
-export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2000, everyBatches = 0 } = {}) {
+export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2000, everyBatches = 0, label = '' } = {}) {
+  const prefix = label ? `${label}: ` : '';
   const tty = process.stderr.isTTY && !process.env.CI;
   let last = 0;
   let lastPlain = Date.now();
@@ -34,7 +36,7 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
         if (!due) return;
         lastPlain = now;
         lastDone = done;
-        err(`memloom: ${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
+        err(`memloom: ${prefix}${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
         return;
       }
       if (done < total && now - last < 100) return;
@@ -42,7 +44,7 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
       const width = 28;
       const filled = total ? Math.round((done / total) * width) : 0;
       const extra = chunks === undefined ? '' : `  ${chunks} chunks`;
-      process.stderr.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
+      process.stderr.write(`\r${prefix}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
       shown = true;
     },
     clear() {

@@ -49,7 +49,7 @@ export default {
       /** @type {Record<string, any>} */
       const tables = {};
       for (const run of runs) {
-        const bar = ctx.progress(`queries (${run.name})`);
+        const bar = ctx.progress('queries', { label: `eval ${run.name}` });
         const started = Date.now();
         /** @type {Map<string, any[]>} */
         const got = new Map();
