@@ -3,8 +3,7 @@
 // message that says what to do.
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { MemloomError } from '../errors.js';
-import { isTransient, WRITE_ATTEMPTS } from '../errors.js';
+import { MemloomError, isTransient, WRITE_ATTEMPTS } from '../errors.js';
 import { COMMANDS } from './commands/index.js';
 import { Context } from './context.js';
 import { err, out } from './output.js';

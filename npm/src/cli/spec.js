@@ -42,5 +42,3 @@ export const GLOBAL_OPTIONS = [
   { flags: '--json', description: 'print the result as JSON on stdout (shape: see the command\'s help)' },
   { flags: '-q, --quiet', description: 'no progress and no summary on stderr (warnings and errors still print)' },
 ];
-
-export {};
