@@ -6,10 +6,16 @@
 // Every failure a tool meets comes back as a tool result with `isError: true` and a message
 // that says what to do; the SDK turns schema violations into the same kind of result. Nothing
 // here writes to stdout: on stdio, stdout carries protocol messages only.
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+//
+// The MCP SDK is an optional peer dependency: importing this module loads it, and says which
+// package to install when it is missing.
 import { z } from 'zod';
+import { importOptional } from './optional.js';
 import { ARMS, MemloomError } from './store.js';
+
+const FEATURE = 'the MCP server (memloom mcp)';
+const { McpServer } = await importOptional('@modelcontextprotocol/sdk/server/mcp.js', FEATURE);
+const { StdioServerTransport } = await importOptional('@modelcontextprotocol/sdk/server/stdio.js', FEATURE);
 
 /** Limits shared with the edge worker (crates/edge-worker/src/api.rs). */
 export const MAX_QUERY_CHARS = 1000;
