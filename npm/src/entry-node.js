@@ -14,6 +14,7 @@ setDefaultDrivers(async () => ({
 
 /** An embedded store in a directory is locked for this process while open (lock-node.js). */
 function lockedPglite(openPglite) {
+  // `assets` (browsers only) is not passed: Node reads PGlite's files from disk.
   return async (dir, options, { create = true } = {}) => {
     if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
     const release = lockStore(dir);

@@ -86,7 +86,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir, options.pglite, { create: options.create !== false });
+    db = await d.openPglite(dir, options.pglite, { create: options.create !== false, assets: options.assets });
   }
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
@@ -126,6 +126,7 @@ const STORE_OPTIONS = z
       .optional(),
     create: z.boolean().optional(),
     pglite: z.record(z.unknown()).optional(),
+    assets: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
   })
   .strict();
 

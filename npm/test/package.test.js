@@ -31,6 +31,7 @@ const PACKED = [
   'data/static-v1.bin',
   'package.json',
   'sql/migrations.js',
+  'src/ai.js',
   'src/core.js',
   'src/db-pg.js',
   'src/db-pglite.js',
@@ -45,13 +46,16 @@ const PACKED = [
   'src/errors.js',
   'src/extractors.js',
   'src/files-node.js',
+  'src/langchain.js',
   'src/lock-node.js',
   'src/mcp.js',
   'src/optional.js',
   'src/store.js',
   'src/template-node.js',
+  'src/tools.js',
   'src/types.js',
   'types/sql/migrations.d.ts',
+  'types/src/ai.d.ts',
   'types/src/core.d.ts',
   'types/src/db-pg.d.ts',
   'types/src/db-pglite.d.ts',
@@ -66,10 +70,12 @@ const PACKED = [
   'types/src/errors.d.ts',
   'types/src/extractors.d.ts',
   'types/src/files-node.d.ts',
+  'types/src/langchain.d.ts',
   'types/src/lock-node.d.ts',
   'types/src/optional.d.ts',
   'types/src/store.d.ts',
   'types/src/template-node.d.ts',
+  'types/src/tools.d.ts',
   'types/src/types.d.ts',
   'types/wasm/memloom_wasm.d.ts',
   'wasm/memloom_wasm.js',
@@ -142,7 +148,7 @@ test('the npm README works on the registry page: no relative links, no contribut
 test('openStore refuses unknown options, naming the key and the valid ones', async () => {
   await assert.rejects(openStore({ directory: 'x' }), (e) => {
     assert.ok(e instanceof MemloomError);
-    assert.equal(e.message, 'openStore: unknown option "directory" (valid: dir, url, namespace, embedder, create, pglite)');
+    assert.equal(e.message, 'openStore: unknown option "directory" (valid: dir, url, namespace, embedder, create, pglite, assets)');
     return true;
   });
   await assert.rejects(openStore({ dir: 'x', nameSpace: 'a', pgLite: {} }), /unknown options "nameSpace", "pgLite" \(valid: dir, /);

@@ -158,3 +158,23 @@ const n: number = IMPORT_BATCH;
 const d: string = DEFAULT_NAMESPACE;
 const e: Error = new MemloomError('x');
 void [ns, kind, arms, n, d, e];
+
+// Adapters ---------------------------------------------------------------------------------------
+import { MemloomRetriever, type MemloomRetrieverMetadata } from 'memloom/langchain';
+import { memloomTools } from 'memloom/ai';
+import { BaseRetriever } from '@langchain/core/retrievers';
+
+const retriever: BaseRetriever = new MemloomRetriever({ store, recall: { limit: 3, kinds: ['chunk'] } });
+const docs = await new MemloomRetriever({ store }).invoke('q');
+assertType<Equal<(typeof docs)[number]['metadata'], MemloomRetrieverMetadata>>();
+assertType<Equal<MemloomRetrieverMetadata['rrfScore'], number>>();
+// @ts-expect-error the retriever needs a store
+new MemloomRetriever({});
+// @ts-expect-error recall options are RecallOptions
+new MemloomRetriever({ store, recall: { limit: 'three' } });
+const tools = memloomTools(store, { recall: { arms: ['keyword'] } });
+void tools.recall.execute;
+void tools.remember.description;
+// @ts-expect-error memloomTools needs a store
+memloomTools();
+void retriever;
