@@ -24,7 +24,7 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   let opts = { ...options, extensions: { vector } };
   if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
-  await pg.waitReady;
+  await started(pg);
   return {
     kind: 'embedded',
     query: (sql, params) => pg.query(sql, params),
@@ -35,6 +35,47 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
       ),
     close: () => pg.close(),
   };
+}
+
+/**
+ * Waits for PGlite to start. In a browser a file PGlite could not load (a 404 for its wasm)
+ * surfaces only as an unhandled rejection inside PGlite, and waitReady never settles: such a
+ * rejection while starting fails the open instead, naming the files the page failed to load
+ * (resource timing).
+ */
+async function started(pg) {
+  if (typeof globalThis.addEventListener !== 'function' || typeof performance?.getEntriesByType !== 'function') {
+    await pg.waitReady;
+    return;
+  }
+  let onRejection;
+  const failed = new Promise((_, reject) => {
+    onRejection = (event) => {
+      if (/WebAssembly|wasm|fetch|bundle|HTTP/i.test(String(event.reason?.message ?? event.reason))) reject(event.reason);
+    };
+    globalThis.addEventListener('unhandledrejection', onRejection);
+  });
+  try {
+    await Promise.race([pg.waitReady, failed]);
+  } catch (e) {
+    throw startupError(e);
+  } finally {
+    globalThis.removeEventListener('unhandledrejection', onRejection);
+  }
+}
+
+function startupError(e) {
+  const missing = performance
+    .getEntriesByType('resource')
+    .filter((r) => r.responseStatus >= 400 && /\.(wasm|data|gz)(\?|#|$)/.test(r.name))
+    .map((r) => `${r.name} (HTTP ${r.responseStatus})`);
+  const files = PGLITE_ASSETS.join(', ');
+  if (missing.length > 0) {
+    return new MemloomError(
+      `PGlite could not load ${missing.join(', ')}; serve PGlite's files (${files}) where the bundle expects them, or copy them next to it with copyBrowserAssets (memloom/assets) and pass openStore({ assets })`,
+    );
+  }
+  return new MemloomError(`PGlite did not start: ${e?.message ?? e}; check that its files (${files}) are served with the bundle, or pass openStore({ assets }) to have memloom check them`);
 }
 
 /**

@@ -6,7 +6,6 @@ import { chunk, extractEntities, vectorArrayLiteral } from './core.js';
 import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
-import { z } from 'zod';
 import { MemloomError } from './errors.js';
 /**
  * @import { OpenStoreOptions, Embedder, IngestInput, IngestOptions, IngestReport, RememberOptions, MemoryRecord, Remembered,
@@ -70,7 +69,7 @@ export const ARMS = ['vector', 'keyword', 'entity'];
  * @returns {Promise<Store>}
  */
 export async function openStore(options = {}, drivers = defaultDrivers) {
-  checkStoreOptions(options);
+  await checkStoreOptions(options);
   const { url, dir, namespace = DEFAULT_NAMESPACE } = options;
   if (typeof namespace !== 'string' || namespace === '') {
     throw new MemloomError('namespace must be a non-empty string');
@@ -115,23 +114,31 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
  * openStore's options (types.js OpenStoreOptions): strict, so that a typo (`directory` for
  * `dir`) is an error instead of an in-memory store that loses what is written to it.
  */
-const STORE_OPTIONS = z
-  .object({
-    dir: z.string().min(1).optional(),
-    url: z.string().min(1).optional(),
-    namespace: z.string().min(1).optional(),
-    embedder: z
-      .object({ id: z.string(), name: z.string(), version: z.number(), dims: z.number().int().positive(), embed: z.function() })
-      .passthrough()
-      .optional(),
-    create: z.boolean().optional(),
-    pglite: z.record(z.unknown()).optional(),
-    assets: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
-  })
-  .strict();
+// zod is imported on the first openStore, not at import: the core of the browser entry stays
+// importable as plain ES modules, without a bundler resolving bare specifiers.
+let storeOptions;
+async function storeOptionsSchema() {
+  const { z } = await import('zod');
+  storeOptions ??= z
+    .object({
+      dir: z.string().min(1).optional(),
+      url: z.string().min(1).optional(),
+      namespace: z.string().min(1).optional(),
+      embedder: z
+        .object({ id: z.string(), name: z.string(), version: z.number(), dims: z.number().int().positive(), embed: z.function() })
+        .passthrough()
+        .optional(),
+      create: z.boolean().optional(),
+      pglite: z.record(z.unknown()).optional(),
+      assets: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
+    })
+    .strict();
+  return storeOptions;
+}
 
 /** Throws a MemloomError that names each bad option and, for an unknown one, the valid ones. */
-function checkStoreOptions(options) {
+async function checkStoreOptions(options) {
+  const STORE_OPTIONS = await storeOptionsSchema();
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new MemloomError(`openStore takes an options object ({ ${Object.keys(STORE_OPTIONS.shape).join(', ')} }), not ${options === null ? 'null' : typeof options}`);
   }

@@ -24,6 +24,8 @@ const DOCS = [
   { source: 'deploy.md', text: '# Deploys\n\nDeploys freeze on Fridays.\n' },
 ];
 let tmp, server, base, browser;
+/** Which Vite build /assets/... comes from: the one whose page was loaded last. */
+let viteRoot;
 const built = {};
 
 /** A temp project with memloom and the bundlers in node_modules, and one recipe copied in. */
@@ -73,13 +75,20 @@ before(async () => {
   const vite = project('vite');
   run(vite, `import { build } from 'vite'; await build({ root: process.cwd(), logLevel: 'error' });`);
   built.vite = join(vite, 'dist');
+  // Vite's build with PGlite's wasm missing (no `assets`: PGlite resolves its files itself).
+  built['vite-missing'] = join(tmp, 'vite-missing');
+  cpSync(built.vite, built['vite-missing'], { recursive: true });
+  const wasm = readdirSync(join(built.vite, 'assets')).find((f) => /^pglite-.*\.wasm$/.test(f));
+  rmSync(join(built['vite-missing'], 'assets', wasm));
 
   // /<name>/... serves built[name].
   server = createServer((req, res) => {
     let [, name, ...rest] = new URL(req.url, 'http://x').pathname.split('/');
     // Vite's default base is '/': its page refers to /assets/..., so anything else is Vite's.
-    if (!built[name] || name === 'vite') [name, rest] = ['vite', new URL(req.url, 'http://x').pathname.replace(/^\/vite\//, '/').split('/').slice(1)];
-    const root = built[name];
+    if (name === 'vite-missing') viteRoot = built['vite-missing'];
+    else if (name === 'vite') viteRoot = built.vite;
+    if (!built[name] || name.startsWith('vite')) [name, rest] = ['vite', new URL(req.url, 'http://x').pathname.replace(/^\/vite(-missing)?\//, '/').split('/').slice(1)];
+    const root = name === 'vite' ? viteRoot : built[name];
     const file = root && join(root, normalize(rest.join('/') || 'index.html'));
     if (!file || !file.startsWith(root) || !existsSync(file)) return res.writeHead(404).end('not found');
     res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' }).end(readFileSync(file));
@@ -148,4 +157,11 @@ test('a missing PGlite file fails openStore in under 5 s, naming the file', { sk
   assert.match(r.error ?? '', /PGlite's pglite\.data is missing: http:\/\/127\.0\.0\.1:\d+\/missing\/pglite\.data answered HTTP 404; copy it there \(copyBrowserAssets/);
   assert.ok(r.ms < 5000, `failed after ${r.ms.toFixed(0)} ms`);
   console.log(`# missing pglite.data: failed in ${r.ms.toFixed(0)} ms`);
+});
+
+test('vite (no assets option): a missing PGlite wasm fails openStore in under 5 s, naming the file', { skip, timeout: 60_000 }, async () => {
+  const r = await runPage('vite-missing', 'index.html', [DOCS, 'pg_hba.conf']);
+  assert.match(r.error ?? '', /PGlite could not load http:\/\/127\.0\.0\.1:\d+\/assets\/pglite-[^ ]+\.wasm \(HTTP 404\); serve PGlite's files/);
+  assert.ok(r.ms < 5000, `failed after ${r.ms.toFixed(0)} ms`);
+  console.log(`# vite, missing pglite.wasm: failed in ${r.ms.toFixed(0)} ms`);
 });

@@ -32,6 +32,7 @@ const PACKED = [
   'package.json',
   'sql/migrations.js',
   'src/ai.js',
+  'src/assets.js',
   'src/core.js',
   'src/db-pg.js',
   'src/db-pglite.js',
@@ -56,6 +57,7 @@ const PACKED = [
   'src/types.js',
   'types/sql/migrations.d.ts',
   'types/src/ai.d.ts',
+  'types/src/assets.d.ts',
   'types/src/core.d.ts',
   'types/src/db-pg.d.ts',
   'types/src/db-pglite.d.ts',
@@ -140,8 +142,13 @@ test('the npm README works on the registry page: no relative links, no contribut
   const links = [...readme.matchAll(/\]\(([^)]+)\)/g)].map((m) => m[1]);
   for (const l of links) assert.match(l, /^https?:\/\//, `relative link ${l} breaks on the registry page`);
   assert.doesNotMatch(readme, /bash scripts\/|DESIGN\.md|\.\.\/docs/);
-  for (const section of ['Install', 'Node', 'Browsers', 'Cloudflare Workers', 'Store API', 'CLI', 'MCP']) {
-    assert.match(readme, new RegExp(`^#+ .*${section}`, 'm'), `README has a ${section} section`);
+  for (const section of ['Install', 'Runtimes', 'Bundlers', 'Store API', 'Adapters', 'CLI', 'MCP']) {
+    assert.match(readme, new RegExp(`^#+ ${section}`, 'm'), `README has a ${section} section`);
+  }
+  for (const runtime of ['Node', 'Browsers', 'Cloudflare Workers']) assert.match(readme, new RegExp(`^\\| ${runtime}`, 'm'), `README's runtime table has ${runtime}`);
+  // Files it names that users would look for in the package are in it.
+  for (const f of ['LICENSE-MIT', 'LICENSE-APACHE', 'data/NOTICE']) {
+    assert.ok(readme.includes(f) && PACKED.includes(f), `${f} is named and shipped`);
   }
 });
 

@@ -512,7 +512,10 @@ mod tests {
         };
         // (readOnly, destructive, idempotent), as npm/src/tools.js declares them.
         assert_eq!(hints("recall"), (json!(true), json!(false), json!(true)));
-        assert_eq!(hints("remember"), (json!(false), json!(false), json!(false)));
+        assert_eq!(
+            hints("remember"),
+            (json!(false), json!(false), json!(false))
+        );
         assert_eq!(hints("forget"), (json!(false), json!(true), json!(true)));
         assert_eq!(hints("history"), (json!(true), json!(false), json!(true)));
     }
