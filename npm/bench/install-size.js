@@ -38,12 +38,22 @@ function install(name, specs) {
   const names = new Set();
   const walk = (deps) => {
     for (const [n, d] of Object.entries(deps ?? {})) {
+      if (d.missing || d.version === undefined) continue; // an optional peer not installed
       names.add(`${n}@${d.version}`);
       walk(d.dependencies);
     }
   };
   walk(tree.dependencies);
-  return { name, packages: names.size, bytes: sizeOf(join(dir, 'node_modules')), seconds, list: [...names].sort() };
+  // The biggest packages on disk.
+  const nm = join(dir, 'node_modules');
+  const top = [];
+  for (const e of readdirSync(nm)) {
+    if (e.startsWith('.')) continue;
+    const subs = e.startsWith('@') ? readdirSync(join(nm, e)).map((x) => `${e}/${x}`) : [e];
+    for (const p of subs) top.push([p, sizeOf(join(nm, p))]);
+  }
+  top.sort((a, b) => b[1] - a[1]);
+  return { name, packages: names.size, bytes: sizeOf(nm), seconds, list: [...names].sort(), top: top.slice(0, 4) };
 }
 
 try {
@@ -68,7 +78,8 @@ try {
   const [core, , base] = rows;
   console.log(`core / before: ${(core.packages / base.packages).toFixed(2)}x the packages, ${(core.bytes / base.bytes).toFixed(2)}x the bytes`);
   console.log(`core packages: ${core.list.join(', ')}`);
-  console.log(JSON.stringify(rows.map(({ list, ...r }) => r)));
+  for (const r of rows) console.log(`${r.name} biggest: ${r.top.map(([p, n]) => `${p} ${(n / 1e6).toFixed(1)} MB`).join(', ')}`);
+  console.log(JSON.stringify(rows.map(({ list, top, ...r }) => r)));
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }
