@@ -5,8 +5,9 @@
 # and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
 #
 # Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/sql/ (the
-# schema, sql/memloom/ and sql/migrations/, copied so the package carries them) and npm/data/
-# (static-v1's token table).
+# schema, sql/memloom/ and sql/migrations/, copied and bundled as npm/sql/migrations.js, the one
+# form the package ships), npm/data/ (static-v1's token table, the store template), npm/types/
+# (the .d.ts files, generated from the JSDoc) and the licence texts.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -46,6 +47,8 @@ node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migratio
 mkdir -p "$ROOT/npm/data"
 cp "$ROOT/crates/memloom-core/data/static-v1.bin" "$ROOT/npm/data/"
 cp "$ROOT/NOTICE" "$ROOT/npm/data/NOTICE" # its attribution (all-MiniLM-L6-v2, Apache-2.0)
+# The licence texts ship in the package (MIT OR Apache-2.0).
+cp "$ROOT/LICENSE-MIT" "$ROOT/LICENSE-APACHE" "$ROOT/npm/"
 
 cd "$ROOT/npm"
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ] || [ package.json -nt node_modules ]; then
@@ -58,6 +61,11 @@ fi
 # PGlite's initdb and the migrations run once here instead of in every `memloom init`. Made
 # again only when the PGlite version or a migration changed (its stamp).
 node "$ROOT/npm/src/gen-template.js" >&2
+
+# The package's TypeScript declarations, generated from the JSDoc of npm/src (types.js holds the
+# data shapes) into npm/types/ (build output, not committed: regenerated on every build, so
+# they cannot drift from the code; npm/test/types/ pins the public API).
+node node_modules/typescript/bin/tsc -p tsconfig.types.json >&2
 
 raw=$(wc -c < "$out/memloom_wasm_bg.wasm")
 gz=$(gzip -9c "$out/memloom_wasm_bg.wasm" | wc -c)

@@ -3,6 +3,7 @@
 // WebAssembly.Module) and calls `setReady`; calling a core function before that throws a
 // clear error instead of wasm-bindgen's "cannot read properties of undefined".
 import * as wasm from '../wasm/memloom_wasm.js';
+/** @import { Chunk, ChunkOptions, EmbedderInfo, ArmRankings, FuseParams, Fused, Mention, StaticModelData } from './types.js' */
 
 let ready = false;
 
@@ -22,7 +23,13 @@ function check() {
   if (!ready) throw new Error(NOT_READY_MESSAGE);
 }
 
-/** Chunks a document: markdown when `source` ends in .md/.markdown/.mdx, plain text otherwise. */
+/**
+ * Chunks a document: markdown when `source` ends in .md/.markdown/.mdx, plain text otherwise.
+ * @param {string} source
+ * @param {string} text
+ * @param {ChunkOptions} [options]
+ * @returns {Chunk[]}
+ */
 export function chunk(source, text, options) {
   check();
   if (typeof source !== 'string' || typeof text !== 'string') {
@@ -31,14 +38,22 @@ export function chunk(source, text, options) {
   return wasm.chunk(source, text, options ?? undefined);
 }
 
-/** Embeds one text with hash-v1: a Float32Array of 256 components (unit length). */
+/**
+ * Embeds one text with hash-v1: a Float32Array of 256 components (unit length), bit-identical everywhere.
+ * @param {string} text
+ * @returns {Float32Array}
+ */
 export function embed(text) {
   check();
   if (typeof text !== 'string') throw new TypeError('embed(text): text must be a string');
   return wasm.embed(text);
 }
 
-/** Embeds many texts with hash-v1: one Float32Array per text. */
+/**
+ * Embeds many texts with hash-v1: one Float32Array per text, in order.
+ * @param {string[]} texts
+ * @returns {Float32Array[]}
+ */
 export function embedBatch(texts) {
   check();
   if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
@@ -47,7 +62,12 @@ export function embedBatch(texts) {
   return wasm.embedBatch(texts);
 }
 
-/** Weighted reciprocal-rank fusion of the arms' rankings (ids, best first). */
+/**
+ * Weighted reciprocal-rank fusion of the arms' rankings (ids, best first): `sum of w_arm / (k + rank_arm)`, best first, ties by id.
+ * @param {ArmRankings} arms
+ * @param {FuseParams} [params]
+ * @returns {Fused[]}
+ */
 export function fuse(arms, params) {
   check();
   if (arms === null || typeof arms !== 'object') {
@@ -56,7 +76,12 @@ export function fuse(arms, params) {
   return wasm.fuse(arms, params ?? undefined);
 }
 
-/** The entities a text mentions (offline extractor): [{name, display, kind, strength, count}]. */
+/**
+ * The entities a text mentions (offline extractor), strongest first.
+ * @param {string} text
+ * @param {string} [breadcrumb]
+ * @returns {Mention[]}
+ */
 export function extractEntities(text, breadcrumb) {
   check();
   if (typeof text !== 'string') throw new TypeError('extractEntities(text, breadcrumb?): text must be a string');
@@ -74,7 +99,10 @@ export function vectorArrayLiteral(vectors) {
   return wasm.vectorArrayLiteral(vectors.map((v) => (v == null || v instanceof Float32Array ? v : Float32Array.from(v))));
 }
 
-/** The built-in embedder: {id: 'hash-v1', name: 'hash', version: 1, dims: 256}. */
+/**
+ * The built-in embedder's identity: {id: 'hash-v1', name: 'hash', version: 1, dims: 256}.
+ * @returns {EmbedderInfo}
+ */
 export function embedderInfo() {
   check();
   return wasm.embedderInfo();
@@ -94,6 +122,8 @@ export function setStaticDataLoader(loader) {
 /**
  * Loads static-v1's table: `data` is its bytes (Uint8Array / ArrayBuffer), a Response, or a URL
  * to fetch; without it, the package's own data/static-v1.bin. Resolves at once when loaded.
+ * @param {StaticModelData} [data]
+ * @returns {Promise<void>}
  */
 export async function loadStaticModel(data) {
   check();
@@ -133,7 +163,11 @@ function checkStatic() {
   }
 }
 
-/** Embeds many texts with static-v1 (after loadStaticModel): one Float32Array of 512 per text. */
+/**
+ * Embeds many texts with static-v1 (after loadStaticModel): one Float32Array of 512 per text.
+ * @param {string[]} texts
+ * @returns {Float32Array[]}
+ */
 export function embedStaticBatch(texts) {
   checkStatic();
   if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
@@ -142,14 +176,21 @@ export function embedStaticBatch(texts) {
   return wasm.embedStaticBatch(texts);
 }
 
-/** The WordPiece ids static-v1 sums for a text (after loadStaticModel). */
+/**
+ * The BERT WordPiece ids static-v1 sums for a text (after loadStaticModel).
+ * @param {string} text
+ * @returns {Uint32Array}
+ */
 export function tokenizeStatic(text) {
   checkStatic();
   if (typeof text !== 'string') throw new TypeError('tokenizeStatic(text): text must be a string');
   return wasm.tokenizeStatic(text);
 }
 
-/** static-v1's identity: {id: 'static-v1', name: 'static', version: 1, dims: 512}. */
+/**
+ * static-v1's identity: {id: 'static-v1', name: 'static', version: 1, dims: 512}.
+ * @returns {EmbedderInfo}
+ */
 export function staticEmbedderInfo() {
   check();
   return wasm.staticEmbedderInfo();

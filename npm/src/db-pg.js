@@ -1,9 +1,11 @@
 // A PostgreSQL server (with pgvector) by URL, through `pg`. One connection: the CLI and the
 // store API run one statement at a time, and transactions need one session anyway.
-import pg from 'pg';
+// `pg` is an optional peer dependency: loaded here, on the first server connection.
 import { isTransient, WRITE_ATTEMPTS } from './errors.js';
+import { importOptional } from './optional.js';
 
 export async function openPg(url) {
+  const pg = (await importOptional('pg', 'a PostgreSQL server store (openStore({ url }), --database-url)')).default;
   const client = new pg.Client({ connectionString: url, application_name: 'memloom' });
   await client.connect();
   client.on('error', () => {}); // a dropped connection surfaces on the next query

@@ -1,12 +1,30 @@
 // Embedded Postgres: PGlite + pgvector. A directory in Node, `idb://name` in a browser, or
 // memory when `dir` is undefined. The extensions are passed on every open (PGlite needs it).
+//
+// In a browser PGlite fetches four files (PGLITE_ASSETS) from next to its own module, wherever
+// the bundler put it. With `assets` (openStore({ assets: URL })) memloom fetches and checks them
+// itself first, from that folder, and hands them to PGlite: a missing or wrong file fails within
+// ASSET_TIMEOUT_MS, naming it, instead of leaving PGlite waiting forever.
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
+import { MemloomError } from './errors.js';
 
-export async function openPglite(dir, options = {}) {
-  const opts = { ...options, extensions: { vector } };
+/** The files a browser store needs next to the bundle (memloom/assets copies them). */
+export const PGLITE_ASSETS = ['pglite.wasm', 'initdb.wasm', 'pglite.data', 'vector.tar.gz'];
+/** How long one asset may take to answer before openStore gives up on it. */
+export const ASSET_TIMEOUT_MS = 10_000;
+
+/**
+ * @param {string | undefined} dir
+ * @param {Record<string, unknown>} [options] Extra PGlite options.
+ * @param {{ assets?: string | URL }} [more]
+ */
+export async function openPglite(dir, options = {}, { assets } = {}) {
+  /** @type {any} */
+  let opts = { ...options, extensions: { vector } };
+  if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
-  await pg.waitReady;
+  await started(pg);
   return {
     kind: 'embedded',
     query: (sql, params) => pg.query(sql, params),
@@ -16,5 +34,89 @@ export async function openPglite(dir, options = {}) {
         fn({ query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) }),
       ),
     close: () => pg.close(),
+  };
+}
+
+/**
+ * Waits for PGlite to start. In a browser a file PGlite could not load (a 404 for its wasm)
+ * surfaces only as an unhandled rejection inside PGlite, and waitReady never settles: such a
+ * rejection while starting fails the open instead, naming the files the page failed to load
+ * (resource timing).
+ */
+async function started(pg) {
+  if (typeof globalThis.addEventListener !== 'function' || typeof performance?.getEntriesByType !== 'function') {
+    await pg.waitReady;
+    return;
+  }
+  let onRejection;
+  const failed = new Promise((_, reject) => {
+    onRejection = (event) => {
+      if (/WebAssembly|wasm|fetch|bundle|HTTP/i.test(String(event.reason?.message ?? event.reason))) reject(event.reason);
+    };
+    globalThis.addEventListener('unhandledrejection', onRejection);
+  });
+  try {
+    await Promise.race([pg.waitReady, failed]);
+  } catch (e) {
+    throw startupError(e);
+  } finally {
+    globalThis.removeEventListener('unhandledrejection', onRejection);
+  }
+}
+
+function startupError(e) {
+  const missing = performance
+    .getEntriesByType('resource')
+    .filter((r) => r.responseStatus >= 400 && /\.(wasm|data|gz)(\?|#|$)/.test(r.name))
+    .map((r) => `${r.name} (HTTP ${r.responseStatus})`);
+  const files = PGLITE_ASSETS.join(', ');
+  if (missing.length > 0) {
+    return new MemloomError(
+      `PGlite could not load ${missing.join(', ')}; serve PGlite's files (${files}) where the bundle expects them, or copy them next to it with copyBrowserAssets (memloom/assets) and pass openStore({ assets })`,
+    );
+  }
+  return new MemloomError(`PGlite did not start: ${e?.message ?? e}; check that its files (${files}) are served with the bundle, or pass openStore({ assets }) to have memloom check them`);
+}
+
+/**
+ * Fetches and checks PGlite's files from the folder `base` (resolved against the page), as
+ * PGlite options: the two wasm modules compiled, the data bundle, pgvector's bundle URL.
+ */
+async function loadAssets(base) {
+  const folder = new URL(String(base), globalThis.location?.href);
+  if (!folder.pathname.endsWith('/')) folder.pathname += '/';
+  const fetchAsset = async (name) => {
+    const url = new URL(name, folder);
+    const fix = `copy it there (copyBrowserAssets(outDir) from 'memloom/assets' copies every file a browser store needs), or pass openStore({ assets }) the folder that holds it`;
+    let res;
+    try {
+      res = await fetch(url, { signal: AbortSignal.timeout(ASSET_TIMEOUT_MS) });
+    } catch (e) {
+      const why = e?.name === 'TimeoutError' ? `no answer within ${ASSET_TIMEOUT_MS / 1000} s` : (e?.message ?? String(e));
+      throw new MemloomError(`cannot load PGlite's ${name} from ${url}: ${why}; ${fix}`);
+    }
+    if (!res.ok) throw new MemloomError(`PGlite's ${name} is missing: ${url} answered HTTP ${res.status}; ${fix}`);
+    return { url, res };
+  };
+  const [pglite, initdb, data, ext] = await Promise.all(PGLITE_ASSETS.map(fetchAsset));
+  const compile = async ({ url, res }, name) => {
+    try {
+      return await WebAssembly.compile(await res.arrayBuffer());
+    } catch (e) {
+      throw new MemloomError(`${url} is not PGlite's ${name} (${e?.message ?? e}); is the server answering with another file, such as a page?`);
+    }
+  };
+  const [pgliteWasmModule, initdbWasmModule, fsBundle] = await Promise.all([
+    compile(pglite, 'pglite.wasm'),
+    compile(initdb, 'initdb.wasm'),
+    data.res.blob(),
+  ]);
+  await ext.res.body?.cancel();
+  const bundlePath = ext.url;
+  return {
+    pgliteWasmModule,
+    initdbWasmModule,
+    fsBundle,
+    extensions: { vector: { ...vector, setup: async (pg, emscriptenOpts) => ({ ...(await vector.setup(pg, emscriptenOpts)), bundlePath }) } },
   };
 }

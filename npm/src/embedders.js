@@ -10,8 +10,12 @@
 import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo } from './core.js';
 import { MemloomError } from './errors.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
+/** @import { Embedder, StaticEmbedderOptions, ApiEmbedderOptions, Env } from './types.js' */
 
-/** The built-in offline embedder (`hash-v1`, 256 dimensions). */
+/**
+ * The built-in offline embedder (`hash-v1`, 256 dimensions).
+ * @returns {Embedder}
+ */
 export function hashEmbedder() {
   const info = embedderInfo();
   return {
@@ -28,6 +32,8 @@ export function hashEmbedder() {
 /**
  * The distilled offline embedder (`static-v1`, 512 dimensions). `data` (optional): the table's
  * bytes, a Response or a URL; by default the package's data/static-v1.bin (Node, browsers).
+ * @param {StaticEmbedderOptions} [options]
+ * @returns {Embedder}
  */
 export function staticEmbedder(options) {
   const info = staticEmbedderInfo();
@@ -56,6 +62,8 @@ const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 5
 /**
  * An OpenAI-compatible embeddings endpoint. `url` is the API base (`https://host/v1`) or the
  * full `.../embeddings` URL. `dims` is sent as `dimensions` and every vector is checked against it.
+ * @param {ApiEmbedderOptions} options
+ * @returns {Embedder}
  */
 export function apiEmbedder(options) {
   const { url, apiKey, model, dims } = options ?? {};
@@ -149,7 +157,9 @@ export function apiEmbedder(options) {
 /**
  * The embedder configured by environment variables: MEMLOOM_EMBEDDER names an offline one
  * (hash-v1, static-v1); MEMLOOM_EMBED_URL (with _MODEL, _DIMS, _KEY) an embeddings API;
- * neither: hash-v1. (The CLI adds config files: settings.js, config-node.js.)
+ * neither: hash-v1. Node only. (The CLI adds config files: settings.js, config-node.js.)
+ * @param {Env} [env]
+ * @returns {Embedder}
  */
 export function embedderFromEnv(env = process.env) {
   const s = section(resolveSettings([{ name: 'env', values: settingsFromEnv(env) }]), 'embedder');

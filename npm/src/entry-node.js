@@ -1,24 +1,20 @@
-// Node entry: the wasm is read from disk and instantiated synchronously at import, so every
-// core function is ready as soon as `import ... from 'memloom'` returns. `init()` exists for
-// code shared with browsers and resolves at once.
-import { existsSync, readFileSync } from 'node:fs';
+// Node entry of `memloom`: the core (entry-core-node.js: the wasm is instantiated at import) and
+// the store: embedded PGlite in a directory or memory, or a PostgreSQL server by URL (`pg`, an
+// optional peer dependency, loaded on the first server connection).
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { initSync } from '../wasm/memloom_wasm.js';
-import { setReady, setStaticDataLoader } from './core.js';
 import { setDefaultDrivers } from './store.js';
 import { lockStore } from './lock-node.js';
 
-initSync({ module: readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)) });
-setReady();
-setStaticDataLoader(() => readFileSync(new URL('../data/static-v1.bin', import.meta.url)));
 setDefaultDrivers(async () => ({
   openPglite: lockedPglite((await import('./db-pglite.js')).openPglite),
-  openPg: (await import('./db-pg.js')).openPg,
+  openPg: async (url) => (await import('./db-pg.js')).openPg(url),
   files: await import('./files-node.js'),
 }));
 
 /** An embedded store in a directory is locked for this process while open (lock-node.js). */
 function lockedPglite(openPglite) {
+  // `assets` (browsers only) is not passed: Node reads PGlite's files from disk.
   return async (dir, options, { create = true } = {}) => {
     if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
     const release = lockStore(dir);
@@ -44,11 +40,5 @@ function lockedPglite(openPglite) {
   };
 }
 
-/** Loads the WebAssembly core; in Node it is loaded at import, so this resolves at once. */
-export async function init() {}
-
-export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
-export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';
-export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
-export { hashEmbedder, staticEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
-export { offlineExtractor, llmExtractor, extractorFromEnv } from './extractors.js';
+export * from './entry-core-node.js';
+export { openStore, Store, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';

@@ -1,5 +1,9 @@
 /** An error meant for the user: its message says what went wrong and what to do. */
 export class MemloomError extends Error {
+  /**
+   * @param {string} message What went wrong and what to do.
+   * @param {ErrorOptions} [options] `{ cause }`
+   */
   constructor(message, options) {
     super(message, options);
     this.name = 'MemloomError';

@@ -12,6 +12,7 @@
 import { extractEntities } from './core.js';
 import { MemloomError } from './errors.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
+/** @import { Extractor, LlmExtractorOptions, Env } from './types.js' */
 
 /** The kinds of memloom-core's EntityKind (serialised names). */
 export const ENTITY_KINDS = ['identifier', 'error_code', 'file', 'flag', 'ticket', 'host', 'version', 'code', 'name', 'topic'];
@@ -24,7 +25,10 @@ export const LLM_MAX_ITEM_CHARS = 6000;
 /** Most entities (aliases included) kept per item, as memloom-core's MAX_MENTIONS. */
 const MAX_MENTIONS = 32;
 
-/** memloom-core's offline extractor. */
+/**
+ * memloom-core's offline extractor.
+ * @returns {Extractor}
+ */
 export function offlineExtractor() {
   return {
     id: 'offline',
@@ -89,6 +93,8 @@ export const BATCH_SCHEMA = {
 /**
  * An OpenAI-compatible chat completions endpoint. `url` is the API base (`https://host/v1`) or
  * the full `.../chat/completions` URL.
+ * @param {LlmExtractorOptions} options
+ * @returns {Extractor}
  */
 export function llmExtractor(options) {
   const { url, apiKey, model } = options ?? {};
@@ -275,7 +281,12 @@ function fromModel(entities, it) {
   return [...out.values()].sort((a, b) => b.strength - a.strength || (a.name < b.name ? -1 : 1)).slice(0, MAX_MENTIONS);
 }
 
-/** The extractor configured by environment variables, or the offline one when none is. */
+/**
+ * The extractor configured by environment variables (MEMLOOM_EXTRACT_URL, _MODEL, _KEY, _BATCH,
+ * _TIMEOUT_MS, _RETRIES), or the offline one when none is. Node only.
+ * @param {Env} [env]
+ * @returns {Extractor}
+ */
 export function extractorFromEnv(env = process.env) {
   const s = section(resolveSettings([{ name: 'env', values: settingsFromEnv(env) }]), 'extractor');
   return extractorFromSettings(s, { apiKeyFallback: env.OPENAI_API_KEY });

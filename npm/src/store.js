@@ -7,6 +7,11 @@ import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
 import { MemloomError } from './errors.js';
+/**
+ * @import { OpenStoreOptions, Embedder, IngestInput, IngestOptions, IngestReport, RememberOptions, MemoryRecord, Remembered,
+ *   ImportRecord, ImportOptions, ImportReport, ForgetTarget, ForgetReport, MemoryVersion, ActiveMemory, RecallOptions, Recall,
+ *   IndexOptions, IndexReport, StoreStats, StoredEmbedder, Arm } from './types.js'
+ */
 
 export { MemloomError };
 
@@ -45,7 +50,10 @@ export const INGEST_BATCH_FILES = 500;
 export const IMPORT_BATCH = 500;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
-/** The recall arms, in fusion order. */
+/**
+ * The recall arms, in fusion order.
+ * @type {readonly Arm[]}
+ */
 export const ARMS = ['vector', 'keyword', 'entity'];
 
 /**
@@ -54,9 +62,14 @@ export const ARMS = ['vector', 'keyword', 'entity'];
  * - `{ url }`: a PostgreSQL server with pgvector.
  * Options: `namespace`, `embedder` (default hash-v1), `create` (default true; false refuses a
  * directory that holds no store), `pglite` (extra PGlite options for an embedded store, e.g.
- * `{ relaxedDurability: true }`), `drivers` (supplied by the entry module).
+ * `{ relaxedDurability: true }`), `drivers` (supplied by the entry module). Unknown options are
+ * an error naming the valid ones.
+ * @param {OpenStoreOptions} [options]
+ * @param {() => Promise<any>} [drivers] Supplied by the entry module.
+ * @returns {Promise<Store>}
  */
 export async function openStore(options = {}, drivers = defaultDrivers) {
+  await checkStoreOptions(options);
   const { url, dir, namespace = DEFAULT_NAMESPACE } = options;
   if (typeof namespace !== 'string' || namespace === '') {
     throw new MemloomError('namespace must be a non-empty string');
@@ -68,10 +81,11 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
     try {
       db = await d.openPg(url);
     } catch (e) {
+      if (e instanceof MemloomError) throw e;
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir, options.pglite, { create: options.create !== false });
+    db = await d.openPglite(dir, options.pglite, { create: options.create !== false, assets: options.assets });
   }
   const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
@@ -94,6 +108,63 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
     throw e;
   }
   return store;
+}
+
+/**
+ * openStore's options (types.js OpenStoreOptions): strict, so that a typo (`directory` for
+ * `dir`) is an error instead of an in-memory store that loses what is written to it.
+ */
+// zod is imported on the first openStore, not at import: the core of the browser entry stays
+// importable as plain ES modules, without a bundler resolving bare specifiers.
+let storeOptions;
+async function storeOptionsSchema() {
+  const { z } = await import('zod');
+  storeOptions ??= z
+    .object({
+      dir: z.string().min(1).optional(),
+      url: z.string().min(1).optional(),
+      namespace: z.string().min(1).optional(),
+      embedder: z
+        .object({ id: z.string(), name: z.string(), version: z.number(), dims: z.number().int().positive(), embed: z.function() })
+        .passthrough()
+        .optional(),
+      create: z.boolean().optional(),
+      pglite: z.record(z.unknown()).optional(),
+      assets: z.union([z.string().min(1), z.instanceof(URL)]).optional(),
+    })
+    .strict();
+  return storeOptions;
+}
+
+/** Throws a MemloomError that names each bad option and, for an unknown one, the valid ones. */
+async function checkStoreOptions(options) {
+  const STORE_OPTIONS = await storeOptionsSchema();
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new MemloomError(`openStore takes an options object ({ ${Object.keys(STORE_OPTIONS.shape).join(', ')} }), not ${options === null ? 'null' : typeof options}`);
+  }
+  const parsed = STORE_OPTIONS.safeParse(options);
+  if (parsed.success) return;
+  const valid = Object.keys(STORE_OPTIONS.shape).join(', ');
+  const problems = [];
+  const embedderFields = [];
+  for (const i of parsed.error.issues) {
+    const at = i.path.join('.');
+    if (i.code === 'unrecognized_keys') {
+      problems.push(`unknown option${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => JSON.stringify(k)).join(', ')} (valid: ${valid})`);
+    } else if (at === 'namespace') {
+      problems.push('namespace must be a non-empty string');
+    } else if (i.path[0] === 'embedder') {
+      embedderFields.push(i.path.length > 1 ? String(i.path[1]) : 'the object itself');
+    } else {
+      problems.push(`option ${at}: ${i.message}`);
+    }
+  }
+  if (embedderFields.length > 0) {
+    problems.push(
+      `embedder must be an Embedder { id, name, version, dims, embed(texts) } such as hashEmbedder(), staticEmbedder() or apiEmbedder(); wrong or missing: ${embedderFields.join(', ')}`,
+    );
+  }
+  throw new MemloomError(`openStore: ${problems.join('; ')}`);
 }
 
 /**
@@ -124,23 +195,41 @@ function hasNul(value) {
 
 let defaultDrivers = async () => ({ openPglite: (await import('./db-pglite.js')).openPglite });
 
-/** Used by the Node entry to add the `pg` driver and file system access. */
+/**
+ * Used by the Node entry to add the `pg` driver and file system access.
+ * @param {() => Promise<any>} fn
+ */
 export function setDefaultDrivers(fn) {
   defaultDrivers = fn;
 }
 
 export class Store {
+  /**
+   * Made by openStore; not meant to be called directly.
+   * @param {any} db The driver's connection (db-pglite.js, db-pg.js).
+   * @param {{ namespace: string, embedder: Embedder, files?: any, location: string }} options
+   */
   constructor(db, { namespace, embedder, files, location }) {
+    /** Internal. @type {any} */
     this.db = db;
+    /** @readonly */
     this.namespace = namespace;
+    /** @readonly */
     this.embedder = embedder;
+    /** Internal. @type {any} */
     this.files = files;
+    /** Where the store is: its directory, `memory`, or the server URL without its password. @readonly */
     this.location = location;
+    /** Internal. @type {boolean} */
     this._vectorIndex = false; // once built, the HNSW index stays: no catalog query per write
+    /** Internal. @type {number} */
     this._smallWrites = 0;
   }
 
-  /** 'embedded' (PGlite) or 'server'. */
+  /**
+   * 'embedded' (PGlite) or 'server'.
+   * @returns {'embedded' | 'server'}
+   */
   get kind() {
     return this.db.kind;
   }
@@ -150,6 +239,7 @@ export class Store {
    * Brings the store to the current schema as sql/README.md specifies: an empty one gets the
    * current definition (sql/memloom/) with every frozen migration recorded, in one
    * transaction; an existing one the frozen migrations it lacks, one transaction each.
+   * @private
    */
   async _migrate({ create }) {
     const db = this.db;
@@ -205,7 +295,7 @@ export class Store {
     }
   }
 
-  /** The current definition on an empty ledger; false (nothing done) when another runner was first. */
+  /** The current definition on an empty ledger; false (nothing done) when another runner was first. @private */
   async _installCurrent() {
     return this.db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -227,7 +317,10 @@ export class Store {
   }
 
   // Embedder ------------------------------------------------------------------------------------
-  /** The embedder the store was built with: {name, version, dims}. */
+  /**
+   * The embedder the store was built with: {name, version, dims}.
+   * @returns {Promise<StoredEmbedder | null>}
+   */
   async storedEmbedder() {
     const { rows } = await this.db.query('SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta');
     if (rows.length === 0 || rows[0].embedder_name == null) return null;
@@ -237,6 +330,7 @@ export class Store {
   /**
    * A store not initialised yet takes this run's embedder (memloom_init_store sizes its vector
    * columns to the embedder's dimensions); an initialised one must match it.
+   * @private
    */
   async _initEmbedder() {
     const stored = await this.storedEmbedder();
@@ -262,6 +356,7 @@ export class Store {
     );
   }
 
+  /** @private */
   async _embed(texts) {
     const vectors = await this.embedder.embed(texts);
     return vectors.map(toVectorLiteral);
@@ -279,6 +374,9 @@ export class Store {
    * batches (options batchBytes, batchFiles: INGEST_BATCH_BYTES / INGEST_BATCH_FILES), one
    * transaction and one memloom_replace_chunks call (sql/migrations/0013_bulk_writes.sql) each;
    * onProgress fires per file, in order, as its batch is written.
+   * @param {IngestInput | IngestInput[]} inputs
+   * @param {IngestOptions} [options]
+   * @returns {Promise<IngestReport>}
    */
   async ingest(inputs, options = {}) {
     const { maxBytes, onProgress, onWarning } = options;
@@ -438,6 +536,7 @@ export class Store {
    * transaction kept them exact (sql/memloom/04_statistics.sql), so a write costs what it
    * writes, not the namespace. `small` (remember, forget): the growth check runs every
    * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
+   * @private
    */
   async _afterWrite({ small = false } = {}) {
     if (!small || ++this._smallWrites % ANALYZE_CHECK_EVERY === 0) await this._analyzeIfGrown();
@@ -449,17 +548,18 @@ export class Store {
    * PGlite has no autovacuum, and a server's may lag a bulk load: without planner statistics
    * the entity arm's join ran its HNSW scan once per mention row (26 s instead of 0.1 s on the
    * Node docs).
+   * @private
    */
   async _analyzeIfGrown() {
     await this.db.query('SELECT memloom_analyze_if_grown()');
   }
 
-  /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). */
+  /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). @private */
   async _refreshStats() {
     await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
   }
 
-  /** The namespace's active items, from the statistics the writes keep. */
+  /** The namespace's active items, from the statistics the writes keep. @private */
   async _activeItems() {
     const { rows } = await this.db.query('SELECT doc_count::int AS n FROM memloom_namespace_stats WHERE namespace = $1', [this.namespace]);
     return rows[0]?.n ?? 0;
@@ -470,6 +570,8 @@ export class Store {
    * EMBEDDED_HNSW_THRESHOLD active items (exact search below that). Server: makes sure they
    * exist. Embedders of more than HNSW_MAX_DIMS dimensions always search exactly. Returns
    * whether the index exists.
+   * @param {{ force?: boolean }} [options]
+   * @returns {Promise<boolean>}
    */
   async maintainVectorIndex({ force = false } = {}) {
     if (this._vectorIndex) return true;
@@ -484,6 +586,7 @@ export class Store {
     return (this._vectorIndex = true);
   }
 
+  /** @private */
   async _hasVectorIndex() {
     const { rows } = await this.db.query(
       `SELECT 1 FROM pg_indexes WHERE tablename = 'memloom_items' AND indexname = $1`,
@@ -493,13 +596,22 @@ export class Store {
   }
 
   // Memories ------------------------------------------------------------------------------------
-  /** Saves a memory; with a key, the new version supersedes the active one (same transaction). */
+  /**
+   * Saves a memory; with a key, the new version supersedes the active one (same transaction).
+   * @param {string} text
+   * @param {RememberOptions} [options]
+   * @returns {Promise<Remembered>}
+   */
   async remember(text, { key, metadata } = {}) {
     const [out] = await this.rememberMany([{ text, key, metadata }]);
     return out;
   }
 
-  /** Saves memories in the given order, all in one transaction. */
+  /**
+   * Saves memories in the given order, all in one transaction; a later record of a key supersedes an earlier one.
+   * @param {MemoryRecord[]} records
+   * @returns {Promise<Remembered[]>}
+   */
   async rememberMany(records) {
     for (const [i, r] of records.entries()) checkMemory(r, `memory ${i + 1}`);
     const vectors = await this._embed(records.map((r) => r.text));
@@ -535,6 +647,9 @@ export class Store {
    * Records of one key must come in increasing seq order (later ones supersede earlier ones);
    * `seq` defaults to 0. `onBatch({batch, size, written, skipped, superseding, read})` after
    * each commit. Returns `{read, written, skipped, superseding, batches}`.
+   * @param {Iterable<ImportRecord> | AsyncIterable<ImportRecord>} records
+   * @param {ImportOptions} [options]
+   * @returns {Promise<ImportReport & { batches: number }>}
    */
   async importMemories(records, { batchSize = IMPORT_BATCH, onBatch } = {}) {
     if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
@@ -562,7 +677,7 @@ export class Store {
     return report;
   }
 
-  /** One batch of importMemories: embedded before, written in one transaction. */
+  /** One batch of importMemories: embedded before, written in one transaction. @private */
   async _importBatch(batch) {
     const vectors = await this._embed(batch.map((r) => r.text));
     const keys = [...new Set(batch.filter((r) => r.key !== null).map((r) => r.key))].sort();
@@ -615,6 +730,8 @@ export class Store {
    * `{all: true, namespace}` forgets the whole namespace (it must be this store's: naming it is
    * the confirmation): memloom_forget_namespace (sql/0012_integrity.sql) deletes every item,
    * mention, entity and statistics row of it in one transaction and adds `statistics` (rows).
+   * @param {ForgetTarget} target
+   * @returns {Promise<ForgetReport>}
    */
   async forget(target) {
     const t = typeof target === 'string' ? { key: target } : (target ?? {});
@@ -658,7 +775,11 @@ export class Store {
     return out;
   }
 
-  /** Every version of a memory key, oldest first. */
+  /**
+   * Every version of a memory key, oldest first.
+   * @param {string} key
+   * @returns {Promise<MemoryVersion[]>}
+   */
   async history(key) {
     if (typeof key !== 'string' || key === '') throw new MemloomError('history needs a non-empty key');
     checkNoNul(key, 'the key');
@@ -677,7 +798,11 @@ export class Store {
     }));
   }
 
-  /** Active memories, newest first: `{id, key, version, content, createdAt}`. */
+  /**
+   * Active memories, newest first: `{id, key, version, content, createdAt}`.
+   * @param {{ limit?: number }} [options] Default limit 100.
+   * @returns {Promise<ActiveMemory[]>}
+   */
   async memories({ limit = 100 } = {}) {
     if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
     const { rows } = await this.db.query(
@@ -700,6 +825,9 @@ export class Store {
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
    * (the keyword arm votes for items scoring at least this fraction of its best: sql/memloom/08_fusion.sql), arms (subset of
    * ARMS; the others do not run in SQL), explain (adds each arm's term).
+   * @param {string} query
+   * @param {RecallOptions} [options]
+   * @returns {Promise<Recall>}
    */
   async recall(query, options = {}) {
     const started = performance.now();
@@ -775,6 +903,8 @@ export class Store {
    * `entities` counts the distinct entities the indexed items mention, `newEntities` those
    * this run added to the store (so `index --all` of an indexed store reports its entities,
    * 0 of them new), `mentions` the edges written.
+   * @param {IndexOptions} [options]
+   * @returns {Promise<IndexReport>}
    */
   async index({ onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
     const ns = this.namespace;
@@ -876,6 +1006,10 @@ export class Store {
   }
 
   // Stats ---------------------------------------------------------------------------------------
+  /**
+   * What the store holds, its embedder, schema version and vector index.
+   * @returns {Promise<StoreStats>}
+   */
   async stats() {
     const ns = this.namespace;
     const q = (sql, p = [ns]) => this.db.query(sql, p).then((r) => r.rows);
@@ -907,6 +1041,7 @@ export class Store {
     };
   }
 
+  /** @returns {Promise<void>} */
   async close() {
     await this.db.close();
   }

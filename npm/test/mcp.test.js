@@ -64,6 +64,20 @@ test('tools/list: recall, remember, forget, history with schemas and description
   assert.deepEqual(remember.inputSchema.required, ['text']);
 });
 
+test('tools/list: each tool says whether it reads, destroys, or can be repeated (MCP annotations)', async () => {
+  const { tools } = await client.listTools();
+  const hints = Object.fromEntries(
+    tools.map((t) => [t.name, [t.annotations?.readOnlyHint, t.annotations?.destructiveHint, t.annotations?.idempotentHint]]),
+  );
+  // [readOnly, destructive, idempotent]
+  assert.deepEqual(hints, {
+    recall: [true, false, true],
+    remember: [false, false, false],
+    forget: [false, true, true],
+    history: [true, false, true],
+  });
+});
+
 test('the edge worker serves the same tools and instructions (crates/edge-worker/src/mcp_tools.json, mcp.rs)', async () => {
   const { tools } = await client.listTools();
   const worker = JSON.parse(readFileSync(new URL('mcp_tools.json', workerSrc), 'utf8'));

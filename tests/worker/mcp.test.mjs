@@ -53,6 +53,9 @@ test('mcp: the official client connects, and lists the same tools as `memloom mc
   await client.ping();
   const { tools } = await client.listTools();
   assert.deepEqual(tools, TOOLS);
+  // The MCP behaviour hints reach a client over HTTP as they do over stdio (npm/test/mcp.test.js).
+  const hints = Object.fromEntries(tools.map((t) => [t.name, [t.annotations?.readOnlyHint, t.annotations?.destructiveHint, t.annotations?.idempotentHint]]));
+  assert.deepEqual(hints, { recall: [true, false, true], remember: [false, false, false], forget: [false, true, true], history: [true, false, true] });
   assert.deepEqual(errors, [], 'GET /mcp answers 405 and the client takes it as "no SSE stream"');
 });
 

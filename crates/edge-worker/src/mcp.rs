@@ -496,6 +496,31 @@ mod tests {
     }
 
     #[test]
+    fn tools_list_carries_the_behaviour_annotations() {
+        let (_, v) = body(&handle(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            None,
+        ));
+        let hints = |name: &str| -> (Value, Value, Value) {
+            let tools = v["result"]["tools"].as_array().unwrap();
+            let a = &tools.iter().find(|t| t["name"] == name).unwrap()["annotations"];
+            (
+                a["readOnlyHint"].clone(),
+                a["destructiveHint"].clone(),
+                a["idempotentHint"].clone(),
+            )
+        };
+        // (readOnly, destructive, idempotent), as npm/src/tools.js declares them.
+        assert_eq!(hints("recall"), (json!(true), json!(false), json!(true)));
+        assert_eq!(
+            hints("remember"),
+            (json!(false), json!(false), json!(false))
+        );
+        assert_eq!(hints("forget"), (json!(false), json!(true), json!(true)));
+        assert_eq!(hints("history"), (json!(true), json!(false), json!(true)));
+    }
+
+    #[test]
     fn protocol_errors_are_json_rpc_errors() {
         let cases: [(&[u8], u16, i64); 6] = [
             (b"{not json", 400, PARSE_ERROR),

@@ -1,0 +1,188 @@
+// memloom's agent tools, defined once for every door that offers them: the MCP server
+// (mcp.js: `memloom mcp`; the edge worker serves the same list from
+// crates/edge-worker/src/mcp_tools.json, checked equal by npm/test/mcp.test.js), the Vercel AI SDK
+// tools (ai.js: `memloom/ai`) and the LangChain retriever (langchain.js). Names, descriptions,
+// zod input and output shapes, MCP annotations, limits, and the recall text a model reads.
+// No SDK is imported here.
+import { z } from 'zod';
+import { ARMS } from './store.js';
+
+/** Limits shared with the edge worker (crates/edge-worker/src/api.rs). */
+export const MAX_QUERY_CHARS = 1000;
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 50;
+export const MAX_MEMORY_BYTES = 32 * 1024;
+export const MAX_KEY_CHARS = 200;
+
+export const INSTRUCTIONS = `memloom is a long-term memory: team notes and docs (chunks, each with a source file and a heading breadcrumb) and memories saved by agents (short facts, optionally under a stable key).
+Call recall before answering questions about the project, its decisions, runbooks or conventions, and cite what you use (source › breadcrumb for a chunk, the key or id for a memory).
+Call remember to save a durable fact, decision or preference; give it a key (e.g. "deploy-freeze") when it may change later: remembering the same key again supersedes the old version.`;
+
+// Schemas -------------------------------------------------------------------------------------
+const kindEnum = z.enum(['memory', 'chunk']);
+const rank = z.number().int().nullable();
+const hitSchema = z.object({
+  id: z.number().int(),
+  kind: kindEnum,
+  source: z.string().nullable(),
+  breadcrumb: z.string().nullable(),
+  key: z.string().nullable(),
+  content: z.string(),
+  rrfScore: z.number(),
+  similarity: z.number(),
+  ranks: z.object({ vector: rank, keyword: rank, entity: rank }),
+});
+
+/**
+ * The tools: name -> {title, description, inputSchema, outputSchema (zod shapes), annotations
+ * (MCP's behaviour hints: readOnlyHint, destructiveHint, idempotentHint, openWorldHint)}.
+ */
+export const TOOLS = {
+  recall: {
+    title: 'Recall from memloom',
+    description:
+      'Search memloom (team docs and saved memories) with three arms fused by reciprocal rank fusion: a keyword arm (exact words, identifiers, error codes), an entity arm (names and identifiers extracted from the items) and a vector arm whose reach depends on the store\'s embedder: ' +
+      'the offline default (hash-v1) matches shared words and identifiers only, not meaning, so phrase the query with the words the docs or memories likely use; static-v1 adds some distilled meaning; an embeddings API matches by the model\'s meaning. ' +
+      'Use it before answering anything about the project, its decisions, runbooks or conventions. Results come best first; ' +
+      'each says where it came from (a chunk: source file › heading breadcrumb; a memory: its key and id), its fused score (rrfScore), ' +
+      'its cosine similarity, and the rank each arm gave it (null where an arm did not find it). Cite the source or key of what you use.',
+    inputSchema: {
+      query: z
+        .string()
+        .min(1)
+        .max(MAX_QUERY_CHARS)
+        .describe('What to look for: a question, keywords, an identifier (e.g. "max_connections"), an error code or a file name.'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_LIMIT)
+        .optional()
+        .describe(`How many results to return, best first (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}).`),
+      kinds: z
+        .array(kindEnum)
+        .min(1)
+        .optional()
+        .describe('Only these kinds: "memory" (saved with remember) and/or "chunk" (ingested docs). Default: both.'),
+    },
+    outputSchema: {
+      query: z.string(),
+      results: z.array(hitSchema),
+      tookMs: z.number(),
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+  remember: {
+    title: 'Remember in memloom',
+    description:
+      'Save a durable fact, decision, preference or lesson as a memory that later recalls (by you or other agents) will find. ' +
+      'Write it self-contained (who, what, why), one fact per memory. With a key (a short stable name such as "deploy-freeze"), ' +
+      'the memory is versioned: remembering the same key again supersedes the previous version, so recall only returns the newest. ' +
+      'Returns the new memory\'s id and version.',
+    inputSchema: {
+      text: z.string().min(1).describe(`The memory's text, self-contained (at most ${MAX_MEMORY_BYTES / 1024} KB).`),
+      key: z
+        .string()
+        .min(1)
+        .max(MAX_KEY_CHARS)
+        .optional()
+        .describe('A stable name for this fact; a new memory with the same key replaces the old one. Omit for an unkeyed memory.'),
+    },
+    outputSchema: {
+      id: z.number().int(),
+      key: z.string().nullable(),
+      version: z.number().int(),
+    },
+    // Not idempotent: an unkeyed memory is saved again on every call.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+  },
+  forget: {
+    title: 'Forget a memory',
+    description:
+      'Delete memories: by key (every version of that key) or by id (one memory, as returned by remember or recall). ' +
+      'Pass exactly one of id or key. Only memories can be forgotten; document chunks are managed by ingesting files. ' +
+      'Prefer remember with the same key to correct a fact (it keeps the history); forget is for things that must go.',
+    inputSchema: {
+      id: z.number().int().positive().optional().describe('The id of one memory (from remember or recall).'),
+      key: z.string().min(1).max(MAX_KEY_CHARS).optional().describe('A memory key: every version of it is deleted.'),
+    },
+    outputSchema: {
+      deleted: z.number().int(),
+    },
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+  },
+  history: {
+    title: 'History of a memory key',
+    description:
+      'Every version of a memory key, oldest first, with its status ("active" for the current version, "superseded" for older ones), ' +
+      'its text and when it was saved. Use it to see how a fact changed, or to check what a key holds before superseding it.',
+    inputSchema: {
+      key: z.string().min(1).max(MAX_KEY_CHARS).describe('The memory key, as given to remember.'),
+    },
+    outputSchema: {
+      key: z.string(),
+      versions: z.array(
+        z.object({
+          id: z.number().int(),
+          version: z.number().int(),
+          status: z.enum(['active', 'superseded']),
+          content: z.string(),
+          createdAt: z.string(),
+        }),
+      ),
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  },
+};
+
+// Helpers -------------------------------------------------------------------------------------
+/** A tool result that tells the model what went wrong and what to do. */
+export function toolError(message) {
+  return { content: [{ type: 'text', text: `memloom: ${message}` }], isError: true };
+}
+
+/**
+ * Why a remember call's text or key cannot be saved (a message for the model), or null.
+ * @param {string} text
+ * @param {string | undefined} key
+ * @returns {string | null}
+ */
+export function rememberError(text, key) {
+  if (text.trim() === '') return "text is empty; pass the memory's text";
+  const bytes = new TextEncoder().encode(text).length;
+  if (bytes > MAX_MEMORY_BYTES) return `text has ${bytes} bytes; the limit is ${MAX_MEMORY_BYTES}: split it into several memories`;
+  return checkKey(key);
+}
+
+/** Why `key` cannot be a memory key, or null. */
+export function checkKey(key) {
+  if (key === undefined) return null;
+  if (key.trim() === '' || [...key].length > MAX_KEY_CHARS || /\p{Cc}/u.test(key)) {
+    return `key must be 1 to ${MAX_KEY_CHARS} characters without control characters; omit it for an unkeyed memory`;
+  }
+  return null;
+}
+
+/** Where a hit comes from, as an agent should cite it. */
+export function citation(h) {
+  if (h.kind === 'memory') return h.key ? `memory "${h.key}" (id ${h.id})` : `memory id ${h.id}`;
+  return h.breadcrumb ? `${h.source} › ${h.breadcrumb} (id ${h.id})` : `${h.source} (id ${h.id})`;
+}
+
+/** The recall result as text: numbered hits, each with its citation, scores, ranks and text. */
+export function formatRecall(r) {
+  if (r.results.length === 0) {
+    return `no results for "${r.query}"; try other words, an identifier, or remember the fact first`;
+  }
+  const lines = [`${r.results.length} result${r.results.length === 1 ? '' : 's'} for "${r.query}", best first (cite the source or key):`];
+  for (const [i, h] of r.results.entries()) {
+    const ranks = ARMS.map((a) => `${a} ${h.ranks[a] ?? '-'}`).join(', ');
+    const body =
+      h.kind === 'chunk' && h.breadcrumb && h.content.startsWith(`${h.breadcrumb}\n\n`) ? h.content.slice(h.breadcrumb.length + 2) : h.content;
+    lines.push('');
+    lines.push(`[${i + 1}] ${citation(h)}`);
+    lines.push(`rrfScore ${h.rrfScore.toFixed(4)} · similarity ${h.similarity.toFixed(3)} · ranks: ${ranks}`);
+    lines.push(body.trim());
+  }
+  return lines.join('\n');
+}
