@@ -28,6 +28,16 @@ commands:
   index [--all] [--offline]         extract entities (for the entity arm) of items not indexed yet
   stats                             what the store holds
   mcp                               serve the store to an agent over MCP (stdio; see docs/MCP.md)
+  export [--namespace NS] [--output FILE]
+                                    write a JSONL dump (docs/EXPORT.md) of every namespace, or
+                                    of NS, to stdout or FILE
+  import <dump.jsonl> [--namespace NS] [--batch-size N] [--json]
+                                    restore a dump into an empty namespace (the dump's own, or
+                                    NS); batches of N lines (500), each one transaction; a
+                                    re-run resumes; vectors re-embedded when the embedder differs
+  import --from mem0 <FILE> [--namespace NS]
+                                    mem0's memories (JSON array, {"results": [...]} or JSONL):
+                                    user_id -> namespace (or NS), id -> key
 
 store options (every command):
   --store DIR          embedded store directory (default ./.memloom)
@@ -72,6 +82,8 @@ const COMMANDS = {
   index: { options: { all: { type: 'boolean' }, offline: { type: 'boolean' }, json: { type: 'boolean' } }, run: cmdIndex },
   stats: { options: { json: { type: 'boolean' } }, run: cmdStats },
   mcp: { options: {}, run: cmdMcp },
+  export: { options: { output: { type: 'string', short: 'o' }, json: { type: 'boolean' } }, run: cmdExport },
+  import: { options: { from: { type: 'string' }, 'batch-size': { type: 'string' }, json: { type: 'boolean' } }, run: cmdImport },
 };
 
 class UsageError extends MemloomError {}
@@ -394,6 +406,67 @@ async function cmdMcp(v, pos) {
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   await serveStdio(store, { version });
   return 0;
+}
+
+/** A JSONL dump (docs/EXPORT.md) to stdout or --output; the summary to stderr (and stdout with --json and --output). */
+async function cmdExport(v, pos) {
+  if (pos.length) throw new UsageError('export takes no arguments (--output FILE writes to a file instead of stdout)');
+  const { exportToFile } = await import('../src/export-node.js');
+  return withStore(v, async (store) => {
+    const started = Date.now();
+    const r = await exportToFile(store, { path: v.output, stream: process.stdout, namespace: v.namespace, memloomVersion: packageVersion() });
+    const secs = (Date.now() - started) / 1000;
+    err(`memloom: exported ${r.items} items and ${r.entities} entities of ${r.namespaces.length} namespace${r.namespaces.length === 1 ? '' : 's'} (${(r.bytes / 1e6).toFixed(1)} MB) in ${secs.toFixed(1)} s${v.output ? ` to ${v.output}` : ''}`);
+    if (v.json && v.output) out(JSON.stringify({ ...r, seconds: secs }));
+    return 0;
+  });
+}
+
+/** Restores a dump (or mem0's export, --from mem0) into an embedded store or a server. */
+async function cmdImport(v, pos) {
+  if (pos.length !== 1) throw new UsageError('import takes one file: memloom import dump.jsonl (or --from mem0 FILE)');
+  const batchSize = v['batch-size'] === undefined ? undefined : positiveInt(v['batch-size'], '--batch-size');
+  const { openDump } = await import('../src/export-node.js');
+  let read = { bytes: 0, size: 0 };
+  const dump = await openDump(pos[0], { from: v.from, namespace: v.namespace, progress: (p) => (read = p) });
+  // The store's embedder: the one asked for, else the dump's when it is an offline one (a
+  // new store then carries its vectors), else the default.
+  const h = dump.header;
+  const asked = v.embedder || process.env.MEMLOOM_EMBEDDER || process.env.MEMLOOM_EMBED_URL;
+  const offline = h?.embedder && (h.embedder.name === 'hash' || h.embedder.name === 'static') ? `${h.embedder.name}-v${h.embedder.version}` : null;
+  const opts = { ...v, embedder: v.embedder ?? (asked ? undefined : offline ?? undefined) };
+  if (opts.namespace === undefined && Array.isArray(h?.namespaces) && h.namespaces.length === 1) opts.namespace = h.namespaces[0];
+  return withStore(
+    opts,
+    async (store) => {
+      const bar = progressBar('lines', { plain: true, plainEvery: PLAIN_PROGRESS_BATCHES });
+      const started = Date.now();
+      const r = await store.importDump(dump.lines, {
+        namespace: v.namespace,
+        batchSize,
+        where: (n) => `${pos[0]}:${n}`,
+        source: v.from === 'mem0' ? 'mem0 export' : 'dump',
+        onBatch: (b) => {
+          const total = read.size && read.bytes ? Math.max(b.line, Math.round((b.line * read.size) / read.bytes)) : b.line;
+          bar.update({ done: b.line, total, started, tick: true });
+        },
+      });
+      bar.done();
+      const secs = (Date.now() - started) / 1000;
+      err(
+        `memloom: imported ${r.items} items, ${r.entities} entities and ${r.mentions} mentions into ${r.namespaces.join(', ') || '(nothing)'} from ${pos[0]} ` +
+          `in ${r.batches} batches, ${secs.toFixed(1)} s${r.reembedded ? ` (re-embedded with ${store.embedder.id})` : ''}` +
+          (r.skipped ? `; ${r.skipped} lines skipped: imported before` : ''),
+      );
+      if (v.json) out(JSON.stringify({ ...r, seconds: secs }));
+      return 0;
+    },
+    { create: true },
+  );
+}
+
+function packageVersion() {
+  return JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version;
 }
 
 // Helpers ---------------------------------------------------------------------------------------

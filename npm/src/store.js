@@ -7,8 +7,12 @@ import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
 import { MemloomError } from './errors.js';
+import { exportDump, importDump } from './export.js';
 
 export { MemloomError };
+
+/** The newest schema version this code ships (its last frozen migration). */
+export const SCHEMA_VERSION = Math.max(...migrations.map((m) => m.version));
 
 /** Default namespace of a store opened without one. */
 export const DEFAULT_NAMESPACE = 'default';
@@ -905,6 +909,24 @@ export class Store {
           ? `exact (HNSW takes at most ${HNSW_MAX_DIMS} dimensions)`
           : 'exact (no HNSW index below ' + EMBEDDED_HNSW_THRESHOLD + ' items)',
     };
+  }
+
+  // Export and import (docs/EXPORT.md; npm/src/export.js) -------------------------------------
+  /**
+   * Writes the store's dump lines (objects) to `write` (awaited), in one snapshot: a header,
+   * each namespace's entities and items, an end line. `{namespace}`: that one only (default:
+   * every namespace this session can see). Returns `{exportId, namespaces, entities, items, lines}`.
+   */
+  exportDump(write, options = {}) {
+    return exportDump(this, write, options);
+  }
+
+  /**
+   * Restores dump lines (an iterable or async iterable of `{n, text}`, the header first) in
+   * batches, each one transaction, resumable; see npm/src/export.js `importDump`.
+   */
+  importDump(lines, options = {}) {
+    return importDump(this, lines, options);
   }
 
   async close() {
