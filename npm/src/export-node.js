@@ -149,6 +149,10 @@ export async function openDump(path, { from = 'memloom', namespace, progress } =
     break;
   }
   if (header === null) throw new MemloomError(`${path} is empty: no header line`);
+  // Before any store is opened or created: a dump this code cannot read changes nothing.
+  const { checkHeader } = await import('./export.js');
+  const { SCHEMA_VERSION } = await import('./store.js');
+  checkHeader(header, `${path}:1`, { schemaVersion: SCHEMA_VERSION });
   return {
     header,
     lines: (async function* () {
