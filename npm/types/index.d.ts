@@ -341,7 +341,55 @@ export class Store {
   /** Builds the HNSW index when due (embedded: at EMBEDDED_HNSW_THRESHOLD items) or when forced. */
   maintainVectorIndex(options?: { force?: boolean }): Promise<boolean>;
   storedEmbedder(): Promise<{ name: string; version: number; dims: number } | null>;
+  /**
+   * The store's dump (docs/EXPORT.md), one object per line passed to `write` (awaited), in one
+   * snapshot: a header, each namespace's entities then items, an end line with the counts.
+   * `namespace`: that one only (default: every namespace the session can see).
+   */
+  exportDump(write: (line: DumpLine) => void | Promise<void>, options?: { namespace?: string; memloomVersion?: string | null }): Promise<ExportReport>;
+  /**
+   * Restores dump lines (`{n, text}`: line number and text, the header first) in batches of
+   * `batchSize` lines (500), each one transaction recorded in memloom_imports: a re-run of the
+   * same dump resumes after the last committed batch. Refuses a namespace that holds rows not
+   * from this dump. Vectors are carried when the dump's embedder is the store's, recomputed
+   * otherwise. `namespace`: import every line into it instead of the line's own.
+   */
+  importDump(
+    lines: Iterable<{ n: number; text: string }> | AsyncIterable<{ n: number; text: string }>,
+    options?: { namespace?: string; batchSize?: number; onBatch?: (r: DumpImportReport & { line: number }) => void; where?: (n: number) => string; source?: string },
+  ): Promise<DumpImportReport>;
   close(): Promise<void>;
+}
+
+/** A line of a dump (docs/EXPORT.md): `type` header, entity, item or end. */
+export type DumpLine = { type: 'header' | 'entity' | 'item' | 'end'; [field: string]: unknown };
+
+/** What Store#exportDump wrote. */
+export interface ExportReport {
+  exportId: string;
+  namespaces: string[];
+  entities: number;
+  items: number;
+  /** Lines written, header and end line included. */
+  lines: number;
+}
+
+/** What Store#importDump read and wrote. */
+export interface DumpImportReport {
+  exportId: string;
+  /** The last line read. */
+  lines: number;
+  namespaces: string[];
+  entities: number;
+  items: number;
+  mentions: number;
+  /** Lines a previous run of the same dump had committed. */
+  skipped: number;
+  batches: number;
+  /** True when the dump's embedder differs from the store's: every vector was recomputed. */
+  reembedded: boolean;
+  /** The end line was read and its counts match. */
+  complete: boolean;
 }
 
 /** A memory for Store#importMemories (a line of `memloom remember --file`). */

@@ -166,23 +166,49 @@ BEGIN
     GET DIAGNOSTICS n_ent = ROW_COUNT;
 
     -- Ids drawn first, in line order, so the rows keep the dump's relative order (recall
-    -- breaks score ties by id) and each line knows its row.
-    CREATE TEMP TABLE IF NOT EXISTS memloom_import_rows (o integer PRIMARY KEY, id bigint NOT NULL, j jsonb NOT NULL)
-        ON COMMIT DROP;
+    -- breaks score ties by id) and each line knows its row; then the supersession links, by
+    -- (key, version), to a row of this batch or one already stored, so the INSERT writes them
+    -- (the foreign keys are checked at the statement's end) and no row is updated after.
+    CREATE TEMP TABLE IF NOT EXISTS memloom_import_rows (
+        o       integer PRIMARY KEY,
+        id      bigint  NOT NULL,
+        key     text,
+        version integer,
+        sup     bigint,
+        sup_by  bigint,
+        j       jsonb   NOT NULL
+    ) ON COMMIT DROP;
     TRUNCATE memloom_import_rows;
-    INSERT INTO memloom_import_rows (o, id, j)
-    SELECT t.o, nextval(pg_get_serial_sequence('memloom_items', 'id')), t.j
+    INSERT INTO memloom_import_rows (o, id, key, version, j)
+    SELECT t.o, nextval(pg_get_serial_sequence('memloom_items', 'id')), t.j->>'key',
+           coalesce((t.j->>'version')::integer, 1), t.j
     FROM jsonb_array_elements(items) WITH ORDINALITY AS t(j, o)
     WHERE (t.j->>'line')::bigint > mark
     ORDER BY t.o;
+    CREATE INDEX IF NOT EXISTS memloom_import_rows_key ON memloom_import_rows (key, version);
+    ANALYZE memloom_import_rows;
+    UPDATE memloom_import_rows r SET
+        sup = CASE WHEN jsonb_typeof(r.j->'supersedes') = 'object' THEN coalesce(
+                  (SELECT b.id FROM memloom_import_rows b
+                   WHERE b.key = r.j->'supersedes'->>'key' AND b.version = (r.j->'supersedes'->>'version')::integer),
+                  (SELECT p.id FROM memloom_items p
+                   WHERE p.namespace = ns AND p.key = r.j->'supersedes'->>'key'
+                     AND p.version = (r.j->'supersedes'->>'version')::integer)) END,
+        sup_by = CASE WHEN jsonb_typeof(r.j->'supersededBy') = 'object' THEN coalesce(
+                  (SELECT b.id FROM memloom_import_rows b
+                   WHERE b.key = r.j->'supersededBy'->>'key' AND b.version = (r.j->'supersededBy'->>'version')::integer),
+                  (SELECT p.id FROM memloom_items p
+                   WHERE p.namespace = ns AND p.key = r.j->'supersededBy'->>'key'
+                     AND p.version = (r.j->'supersededBy'->>'version')::integer)) END
+    WHERE jsonb_typeof(r.j->'supersedes') = 'object' OR jsonb_typeof(r.j->'supersededBy') = 'object';
     -- The validity columns of sql/migrations/0015 go here too: valid_from, valid_to, event_at
     -- from (r.j->>'validFrom')::timestamptz (else created_at), (r.j->>'validTo')::timestamptz,
     -- (r.j->>'eventAt')::timestamptz.
     INSERT INTO memloom_items (id, namespace, kind, source, breadcrumb, key, version, content, status,
-                               embedding, metadata, created_at, updated_at, indexed_at)
+                               supersedes, superseded_by, embedding, metadata, created_at, updated_at, indexed_at)
     OVERRIDING SYSTEM VALUE
-    SELECT r.id, ns, r.j->>'kind', r.j->>'source', r.j->>'breadcrumb', r.j->>'key',
-           coalesce((r.j->>'version')::integer, 1), r.j->>'content', coalesce(r.j->>'status', 'active'),
+    SELECT r.id, ns, r.j->>'kind', r.j->>'source', r.j->>'breadcrumb', r.key, r.version,
+           r.j->>'content', coalesce(r.j->>'status', 'active'), r.sup, r.sup_by,
            item_vectors[r.o], coalesce(r.j->'metadata', '{}'),
            coalesce((r.j->>'createdAt')::timestamptz, now()),
            coalesce((r.j->>'updatedAt')::timestamptz, (r.j->>'createdAt')::timestamptz, now()),
@@ -190,26 +216,11 @@ BEGIN
     FROM memloom_import_rows r
     ORDER BY r.o;
     GET DIAGNOSTICS n_items = ROW_COUNT;
-
-    -- Supersession links by (key, version), each pair set from either end: a version names the
-    -- one it supersedes (always earlier in the dump) and the one that superseded it (later:
-    -- linked when that one arrives, from its own supersedes).
-    UPDATE memloom_items x SET supersedes = p.id
-      FROM memloom_import_rows r, memloom_items p
-     WHERE x.id = r.id AND x.namespace = ns AND jsonb_typeof(r.j->'supersedes') = 'object'
-       AND p.namespace = ns AND p.key = r.j->'supersedes'->>'key'
-       AND p.version = (r.j->'supersedes'->>'version')::integer;
+    -- A version stored by an earlier batch whose successor arrives now (its supersededBy named
+    -- a row that did not exist yet): linked from this end.
     UPDATE memloom_items p SET superseded_by = r.id
       FROM memloom_import_rows r
-     WHERE jsonb_typeof(r.j->'supersedes') = 'object'
-       AND p.namespace = ns AND p.key = r.j->'supersedes'->>'key'
-       AND p.version = (r.j->'supersedes'->>'version')::integer
-       AND p.superseded_by IS NULL;
-    UPDATE memloom_items x SET superseded_by = s.id
-      FROM memloom_import_rows r, memloom_items s
-     WHERE x.id = r.id AND x.namespace = ns AND jsonb_typeof(r.j->'supersededBy') = 'object'
-       AND s.namespace = ns AND s.key = r.j->'supersededBy'->>'key'
-       AND s.version = (r.j->'supersededBy'->>'version')::integer;
+     WHERE r.sup IS NOT NULL AND p.namespace = ns AND p.id = r.sup AND p.superseded_by IS NULL;
 
     -- Mentions by their entity's (name, kind): every one must name an entity of the namespace.
     SELECT count(*)::integer INTO n_want
