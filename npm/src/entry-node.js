@@ -52,3 +52,5 @@ export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo }
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
 export { hashEmbedder, staticEmbedder, apiEmbedder, embedderFromEnv } from './embedders.js';
 export { offlineExtractor, llmExtractor, extractorFromEnv } from './extractors.js';
+export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, decodeVector, encodeVector } from './export.js';
+export { readLines } from './export-node.js';

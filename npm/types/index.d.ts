@@ -361,6 +361,15 @@ export class Store {
   close(): Promise<void>;
 }
 
+/** The dump format's name ("memloom-export") and the newest version this package reads and writes (1). */
+export const EXPORT_FORMAT: string;
+export const EXPORT_FORMAT_VERSION: number;
+/** A dump's vector (base64 of big-endian float32, docs/EXPORT.md) as numbers; throws unless it has `dims`. */
+export function decodeVector(base64: string, dims: number): number[];
+export function encodeVector(values: ArrayLike<number>): string;
+/** Node: a file's lines, streamed (`{n, text, bytes, size}`), for Store#importDump. */
+export function readLines(path: string): AsyncIterable<{ n: number; text: string; bytes: number; size: number }>;
+
 /** A line of a dump (docs/EXPORT.md): `type` header, entity, item or end. */
 export type DumpLine = { type: 'header' | 'entity' | 'item' | 'end'; [field: string]: unknown };
 
