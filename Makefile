@@ -3,7 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
-.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-worker bench-embedded test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
+.PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-export bench-worker bench-embedded test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
 ## sample notes in examples/notes: ingest, remember (one superseded), index, recall
@@ -76,6 +76,10 @@ bench-ingest:
 ## in-process remember, CLI wall times, remember --file of 100k lines (~10 min; reads ../shared/eval)
 bench-embedded:
 	bash scripts/bench-embedded.sh
+
+## bench-export: export/import of the Node docs store (time, size) and 100k / 1M-line dumps' peak RSS
+bench-export:
+	bash scripts/bench-export.sh
 
 ## bench-worker: /v1/recall latency through the local worker next to direct memloom_fuse
 bench-worker:

@@ -42,3 +42,5 @@ function lockedPglite(openPglite) {
 
 export * from './entry-core-node.js';
 export { openStore, Store, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
+export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, decodeVector, encodeVector } from './export.js';
+export { readLines } from './export-node.js';

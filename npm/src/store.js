@@ -7,13 +7,17 @@ import { loadBlob } from './decode.js';
 import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
 import { MemloomError } from './errors.js';
+import { exportDump, importDump } from './export.js';
 /**
  * @import { OpenStoreOptions, Embedder, IngestInput, IngestOptions, IngestReport, RememberOptions, MemoryRecord, Remembered,
- *   ImportRecord, ImportOptions, ImportReport, ForgetTarget, ForgetReport, MemoryVersion, ActiveMemory, RecallOptions, Recall,
+ *   ImportRecord, ImportOptions, ImportReport, DumpLine, ExportReport, DumpImportReport, DumpImportOptions, ForgetTarget, ForgetReport, MemoryVersion, ActiveMemory, RecallOptions, Recall,
  *   IndexOptions, IndexReport, StoreStats, StoredEmbedder, Arm } from './types.js'
  */
 
 export { MemloomError };
+
+/** The newest schema version this code ships (its last frozen migration). */
+export const SCHEMA_VERSION = Math.max(...migrations.map((m) => m.version));
 
 /** Default namespace of a store opened without one. */
 export const DEFAULT_NAMESPACE = 'default';
@@ -1039,6 +1043,30 @@ export class Store {
           ? `exact (HNSW takes at most ${HNSW_MAX_DIMS} dimensions)`
           : 'exact (no HNSW index below ' + EMBEDDED_HNSW_THRESHOLD + ' items)',
     };
+  }
+
+  // Export and import (docs/EXPORT.md; npm/src/export.js) -------------------------------------
+  /**
+   * Writes the store's dump lines (objects) to `write` (awaited), in one snapshot: a header,
+   * each namespace's entities and items, an end line. `{namespace}`: that one only (default:
+   * every namespace this session can see). Returns `{exportId, namespaces, entities, items, lines}`.
+   * @param {(line: DumpLine) => void | Promise<void>} write
+   * @param {{ namespace?: string, memloomVersion?: string | null }} [options]
+   * @returns {Promise<ExportReport>}
+   */
+  exportDump(write, options = {}) {
+    return exportDump(this, write, options);
+  }
+
+  /**
+   * Restores dump lines (an iterable or async iterable of `{n, text}`, the header first) in
+   * batches, each one transaction, resumable; see npm/src/export.js `importDump`.
+   * @param {Iterable<{ n: number, text: string }> | AsyncIterable<{ n: number, text: string }>} lines
+   * @param {DumpImportOptions} [options]
+   * @returns {Promise<DumpImportReport>}
+   */
+  importDump(lines, options = {}) {
+    return importDump(this, lines, options);
   }
 
   /** @returns {Promise<void>} */

@@ -264,6 +264,40 @@
  * @property {(b: ImportReport & { batch: number, size: number }) => void} [onBatch] After each commit.
  */
 
+/** @typedef {{ type: 'header' | 'entity' | 'item' | 'end', [field: string]: unknown }} DumpLine A line of a dump (docs/EXPORT.md). */
+
+/**
+ * @typedef {object} ExportReport What Store#exportDump wrote.
+ * @property {string} exportId
+ * @property {string[]} namespaces
+ * @property {number} entities
+ * @property {number} items
+ * @property {number} lines Lines written, header and end line included.
+ */
+
+/**
+ * @typedef {object} DumpImportReport What Store#importDump read and wrote.
+ * @property {string} exportId
+ * @property {number} lines The last line read.
+ * @property {string[]} namespaces
+ * @property {number} entities
+ * @property {number} items
+ * @property {number} mentions
+ * @property {number} skipped Lines a previous run of the same dump had committed.
+ * @property {number} batches
+ * @property {boolean} reembedded True when the dump's embedder differs from the store's: every vector was recomputed.
+ * @property {boolean} complete The end line was read and its counts match.
+ */
+
+/**
+ * @typedef {object} DumpImportOptions
+ * @property {string} [namespace] Import every line into this namespace instead of the line's own.
+ * @property {number} [batchSize] Lines per transaction (500).
+ * @property {(r: DumpImportReport & { line: number }) => void} [onBatch] After each commit.
+ * @property {(n: number) => string} [where] How an error names line n (e.g. "dump.jsonl:12").
+ * @property {string} [source] What the lines are, in messages ("dump", "mem0 export").
+ */
+
 /** @typedef {string | { key: string } | { id: number } | { all: true, namespace: string }} ForgetTarget */
 
 /**

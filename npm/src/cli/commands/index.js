@@ -8,10 +8,12 @@ import forget from './forget.js';
 import history from './history.js';
 import index from './index-cmd.js';
 import stats from './stats.js';
+import exportCmd from './export.js';
+import importCmd from './import.js';
 import evalCmd from './eval.js';
 import config from './config.js';
 import mcp from './mcp.js';
 import completion from './completion.js';
 
 /** @type {import('../spec.js').CommandSpec[]} */
-export const COMMANDS = [init, ingest, remember, recall, forget, history, index, stats, evalCmd, config, mcp, completion];
+export const COMMANDS = [init, ingest, remember, recall, forget, history, index, stats, exportCmd, importCmd, evalCmd, config, mcp, completion];
