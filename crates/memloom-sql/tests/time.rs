@@ -156,12 +156,12 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
     let memories = Some(vec!["memory".to_string()]);
     let mut checked = 0;
     let mut superseded_seen = 0;
-    for k in 0..KEYS {
+    for (k, versions) in model.iter().enumerate() {
         let key = format!("key-{k:03}");
-        let mut instants: Vec<String> = model[k].iter().map(|(t, _)| t.clone()).collect();
+        let mut instants: Vec<String> = versions.iter().map(|(t, _)| t.clone()).collect();
         // A random instant inside the key's history, and one before its first version.
-        let first = model[k][0].0.clone();
-        let span = 3 * model[k].len() as i64 + 3;
+        let first = versions[0].0.clone();
+        let span = 3 * versions.len() as i64 + 3;
         instants.push(plus_ms(c, &first, rng.below(span as u64) as i64).await);
         instants.push(plus_ms(c, &first, -1).await);
         for t in &instants {
@@ -175,7 +175,7 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
             assert_eq!(mine, want, "key {key} as of {t}");
             if want
                 .first()
-                .is_some_and(|w| *w != &model[k].last().unwrap().1)
+                .is_some_and(|w| *w != &versions.last().unwrap().1)
             {
                 superseded_seen += 1;
             }
@@ -199,8 +199,8 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
 
     // Now (as_of NULL, and as_of = the clock): only the active versions, whatever the query.
     let now = db_now(c).await;
-    for k in 0..KEYS {
-        let active = &model[k].last().unwrap().1;
+    for (k, versions) in model.iter().enumerate() {
+        let active = &versions.last().unwrap().1;
         for as_of in [None, Some(now.as_str())] {
             let rows = recall_at(c, &token(k), as_of, None).await;
             let mine: Vec<&String> = rows
