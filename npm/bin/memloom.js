@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { openStore, embedderFromEnv, extractorFromEnv, offlineExtractor, MemloomError, ARMS, IMPORT_BATCH } from '../src/entry-node.js';
 import { isTransient, WRITE_ATTEMPTS } from '../src/errors.js';
+import { toInstant } from '../src/store.js';
 
 const USAGE = `memloom: hybrid recall over your docs and team memories
 
@@ -15,16 +16,22 @@ usage: memloom <command> [options]
 commands:
   init                              create the store (and apply migrations)
   ingest <dir|file>... [--index]    chunk, embed and store files (incremental); --index: then index
-  remember <text> [--key K]         save a memory; a new version of K supersedes the old
+  remember <text> [--key K] [--at WHEN]
+                                    save a memory; a new version of K supersedes the old;
+                                    --at: when the event happened (2023-05-08, ISO 8601)
   remember --file memories.jsonl [--batch-size N] [--json]
-                                    save {key, seq, text} records: streamed in batches of N
+                                    save {key, seq, text, at} records: streamed in batches of N
                                     (500), each batch one transaction; a re-run after an
                                     interruption resumes (one version per key and seq)
   recall <query> [--limit N] [--json] [--explain] [--arms vector,keyword,entity] [--kinds memory,chunk]
+         [--as-of WHEN] [--since WHEN] [--until WHEN]
+                                    --as-of: what was believed then (2026-03-01T12:00Z); --since /
+                                    --until: only events in that range (inclusive; docs/TIME.md)
   recall --batch queries.jsonl --json   one JSONL line {id, results} per {id, query} line
+                                    (a line's asOf / since / until override the flags)
   forget --key K | --id N           delete a memory key (every version) or one item
   forget --namespace NS --yes       delete everything namespace NS holds (items, entities, statistics)
-  history <key>                     every version of a memory key
+  history <key> [--json]            every version of a memory key, with when it held (valid from / to)
   index [--all] [--offline]         extract entities (for the entity arm) of items not indexed yet
   stats                             what the store holds
   mcp                               serve the store to an agent over MCP (stdio; see docs/MCP.md)
@@ -55,7 +62,7 @@ const GLOBAL = {
 const COMMANDS = {
   init: { options: {}, run: cmdInit },
   ingest: { options: { 'max-bytes': { type: 'string' }, json: { type: 'boolean' }, index: { type: 'boolean' } }, run: cmdIngest },
-  remember: { options: { key: { type: 'string' }, file: { type: 'string' }, 'batch-size': { type: 'string' }, json: { type: 'boolean' } }, run: cmdRemember },
+  remember: { options: { key: { type: 'string' }, at: { type: 'string' }, file: { type: 'string' }, 'batch-size': { type: 'string' }, json: { type: 'boolean' } }, run: cmdRemember },
   recall: {
     options: {
       limit: { type: 'string' },
@@ -64,6 +71,9 @@ const COMMANDS = {
       arms: { type: 'string' },
       kinds: { type: 'string' },
       batch: { type: 'string' },
+      'as-of': { type: 'string' },
+      since: { type: 'string' },
+      until: { type: 'string' },
     },
     run: cmdRecall,
   },
@@ -185,12 +195,13 @@ async function cmdIngest(v, pos) {
 
 async function cmdRemember(v, pos) {
   if (v.file) {
-    if (pos.length || v.key) throw new UsageError('remember --file takes no text and no --key (they come from the file)');
+    if (pos.length || v.key || v.at) throw new UsageError('remember --file takes no text, --key or --at (they come from the file)');
     const batchSize = v['batch-size'] === undefined ? IMPORT_BATCH : positiveInt(v['batch-size'], '--batch-size');
     const check = (obj, where) => {
       if (typeof obj.text !== 'string' || obj.text.trim() === '') throw new MemloomError(`${where}: "text" must be a non-empty string`);
       if (obj.key != null && (typeof obj.key !== 'string' || obj.key === '')) throw new MemloomError(`${where}: "key" must be a non-empty string`);
       if (obj.seq != null && !Number.isFinite(obj.seq)) throw new MemloomError(`${where}: "seq" must be a number`);
+      const at = toInstant(obj.at, `${where}: "at"`);
       records++;
       // Here, in the first pass, not only when its batch comes: nothing is written then.
       for (const field of ['text', 'key']) {
@@ -198,7 +209,7 @@ async function cmdRemember(v, pos) {
           throw new MemloomError(`${where}: memory ${records}'s ${field} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
         }
       }
-      return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text };
+      return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text, at };
     };
     let records = 0;
     // First pass, nothing kept but each key's last seq: every line valid and each key's lines
@@ -240,7 +251,7 @@ async function cmdRemember(v, pos) {
   }
   if (pos.length !== 1) throw new UsageError('remember takes one text argument (quote it), or --file memories.jsonl');
   return withStore(v, async (store) => {
-    const r = await store.remember(pos[0], { key: v.key });
+    const r = await store.remember(pos[0], { key: v.key, at: toInstant(v.at, '--at') });
     out(
       r.key
         ? `remembered ${r.key} version ${r.version} (id ${r.id})${r.version > 1 ? `; version ${r.version - 1} is superseded` : ''}`
@@ -262,20 +273,27 @@ async function cmdRecall(v, pos) {
     opts.kinds = splitList(v.kinds);
     if (opts.kinds.some((k) => k !== 'memory' && k !== 'chunk')) throw new UsageError(`--kinds takes memory, chunk or both, not "${v.kinds}"`);
   }
+  for (const [flag, opt] of [['as-of', 'asOf'], ['since', 'since'], ['until', 'until']]) {
+    if (v[flag] !== undefined) opts[opt] = toInstant(v[flag], `--${flag}`, { endOfDay: opt === 'until' });
+  }
   if (v.batch) {
     if (pos.length) throw new UsageError('recall --batch takes no query argument');
     if (!v.json) throw new UsageError('recall --batch writes JSONL: add --json');
     const queries = await readJsonlAll(v.batch, (obj, where) => {
       if (obj.id === undefined || obj.id === null) throw new MemloomError(`${where}: missing "id"`);
       if (typeof obj.query !== 'string' || obj.query.trim() === '') throw new MemloomError(`${where}: "query" must be a non-empty string`);
-      return { id: obj.id, query: obj.query };
+      const q = { id: obj.id, query: obj.query };
+      for (const opt of ['asOf', 'since', 'until']) {
+        if (obj[opt] != null) q[opt] = toInstant(obj[opt], `${where}: "${opt}"`, { endOfDay: opt === 'until' });
+      }
+      return q;
     });
     return withStore(v, async (store) => {
       const times = [];
       const bar = progressBar('queries');
       const started = Date.now();
       for (const [i, q] of queries.entries()) {
-        const r = await store.recall(q.query, opts);
+        const r = await store.recall(q.query, { ...opts, asOf: q.asOf ?? opts.asOf, since: q.since ?? opts.since, until: q.until ?? opts.until });
         times.push(r.tookMs);
         out(JSON.stringify({ id: q.id, results: r.results }));
         bar.update({ done: i + 1, total: queries.length, started });
@@ -325,7 +343,12 @@ async function cmdHistory(v, pos) {
     const versions = await store.history(pos[0]);
     if (versions.length === 0) throw new MemloomError(`no memory with key "${pos[0]}" in namespace ${store.namespace}`);
     if (v.json) out(JSON.stringify(versions));
-    else for (const h of versions) out(`v${h.version}  ${h.status.padEnd(10)}  ${h.createdAt}  ${h.content}`);
+    else {
+      for (const h of versions) {
+        const held = `${h.validFrom} .. ${h.validTo ?? 'now'.padEnd(24)}`;
+        out(`v${h.version}  ${h.status.padEnd(10)}  ${held}  ${h.eventAt ? `event ${h.eventAt}  ` : ''}${h.content}`);
+      }
+    }
     return 0;
   });
 }

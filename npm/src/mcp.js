@@ -64,6 +64,24 @@ export const TOOLS = {
         .min(1)
         .optional()
         .describe('Only these kinds: "memory" (saved with remember) and/or "chunk" (ingested docs). Default: both.'),
+      asOf: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Recall what was believed at this instant (ISO 8601, e.g. "2026-03-01T12:00Z"): the memory versions valid then and the docs ingested by then. Default: now.'),
+      since: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Only results whose event time is at or after this date or time (ISO 8601; the at given to remember, else when it was saved or ingested).'),
+      until: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Only results whose event time is at or before this date or time (ISO 8601; a date alone includes that whole day).'),
     },
     outputSchema: {
       query: z.string(),
@@ -86,6 +104,12 @@ export const TOOLS = {
         .max(MAX_KEY_CHARS)
         .optional()
         .describe('A stable name for this fact; a new memory with the same key replaces the old one. Omit for an unkeyed memory.'),
+      at: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('When the event this memory describes happened (ISO 8601, e.g. "2023-05-08"), if not now; recall since / until filter on it.'),
     },
     outputSchema: {
       id: z.number().int(),
@@ -124,6 +148,9 @@ export const TOOLS = {
           status: z.enum(['active', 'superseded']),
           content: z.string(),
           createdAt: z.string(),
+          validFrom: z.string(),
+          validTo: z.string().nullable(),
+          eventAt: z.string().nullable(),
         }),
       ),
     },
@@ -147,19 +174,19 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
       }
     });
 
-  tool('recall', async ({ query, limit, kinds }) => {
+  tool('recall', async ({ query, limit, kinds, asOf, since, until }) => {
     if (query.trim() === '') return toolError('query is empty; pass the text to look for');
-    const r = await store.recall(query, { limit: limit ?? DEFAULT_LIMIT, kinds });
+    const r = await store.recall(query, { limit: limit ?? DEFAULT_LIMIT, kinds, asOf, since, until });
     return { content: [{ type: 'text', text: formatRecall(r) }], structuredContent: r };
   });
 
-  tool('remember', async ({ text, key }) => {
+  tool('remember', async ({ text, key, at }) => {
     if (text.trim() === '') return toolError('text is empty; pass the memory\'s text');
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > MAX_MEMORY_BYTES) return toolError(`text has ${bytes} bytes; the limit is ${MAX_MEMORY_BYTES}: split it into several memories`);
     const keyError = checkKey(key);
     if (keyError) return toolError(keyError);
-    const r = await store.remember(text, { key });
+    const r = await store.remember(text, { key, at });
     const text_ = r.key
       ? `remembered "${r.key}" version ${r.version} (id ${r.id})${r.version > 1 ? `; version ${r.version - 1} is superseded and no longer recalled` : ''}`
       : `remembered id ${r.id} (no key: it cannot be superseded, only forgotten by id)`;
@@ -190,9 +217,20 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
   });
 
   tool('history', async ({ key }) => {
-    const versions = (await store.history(key)).map(({ id, version, status, content, createdAt }) => ({ id, version, status, content, createdAt }));
+    const versions = (await store.history(key)).map(({ id, version, status, content, createdAt, validFrom, validTo, eventAt }) => ({
+      id,
+      version,
+      status,
+      content,
+      createdAt,
+      validFrom,
+      validTo,
+      eventAt,
+    }));
     if (versions.length === 0) return toolError(`no memory with key "${key}"; remember creates one`);
-    const text = versions.map((v) => `v${v.version} (id ${v.id}, ${v.status}, ${v.createdAt}): ${v.content}`).join('\n');
+    const text = versions
+      .map((v) => `v${v.version} (id ${v.id}, ${v.status}, held ${v.validFrom} .. ${v.validTo ?? 'now'}${v.eventAt ? `, event ${v.eventAt}` : ''}): ${v.content}`)
+      .join('\n');
     return { content: [{ type: 'text', text: `history of "${key}", oldest first:\n${text}` }], structuredContent: { key, versions } };
   });
 

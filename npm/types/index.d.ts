@@ -251,7 +251,19 @@ export interface MemoryVersion {
   status: 'active' | 'superseded';
   content: string;
   createdAt: string;
+  /** When this version became the belief (ISO, milliseconds: as `asOf` it recalls this version). */
+  validFrom: string;
+  /** When its successor replaced it; null while active. */
+  validTo: string | null;
+  /** The event time given to remember (`at`), or null. */
+  eventAt: string | null;
 }
+
+/**
+ * An instant: a Date or an ISO 8601 string (`2026-03-01`, `2026-03-01T12:00Z`; no offset =
+ * UTC). docs/TIME.md.
+ */
+export type Instant = Date | string;
 
 export interface RecallOptions {
   /** Default 10. */
@@ -267,6 +279,12 @@ export interface RecallOptions {
   arms?: Arm[];
   /** Adds `explain` to each result: each arm's rank, weight and RRF term. */
   explain?: boolean;
+  /** Recall as of this instant: the memory versions valid then, the chunks ingested by then. Default now. */
+  asOf?: Instant;
+  /** Only items whose event time (a memory's `at`, else when it was saved) is at or after this. */
+  since?: Instant;
+  /** Only items whose event time is at or before this (a date alone: the end of that day). */
+  until?: Instant;
 }
 
 export interface RecallResult {
@@ -313,9 +331,10 @@ export class Store {
    * hash; binary, non-UTF-8 and files over 10 MB are skipped with a warning.
    */
   ingest(inputs: string | Document | BlobDocument | Array<string | Document | BlobDocument>, options?: IngestOptions): Promise<IngestReport>;
-  remember(text: string, options?: { key?: string; metadata?: Record<string, unknown> }): Promise<Remembered>;
+  /** `at`: when the event the memory describes happened (its event time), distinct from when it is saved. */
+  remember(text: string, options?: { key?: string; metadata?: Record<string, unknown>; at?: Instant }): Promise<Remembered>;
   /** In order, one transaction; a later record of a key supersedes an earlier one. */
-  rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown> }>): Promise<Remembered[]>;
+  rememberMany(records: Array<{ text: string; key?: string | null; metadata?: Record<string, unknown>; at?: Instant | null }>): Promise<Remembered[]>;
   /**
    * Streams memories in batches of `batchSize` (IMPORT_BATCH), each batch one transaction.
    * A keyed record stores its `seq` in its metadata; one whose seq is at or below its key's
@@ -330,6 +349,7 @@ export class Store {
   forget(target: string | { key: string } | { id: number }): Promise<{ deleted: number; mentions: number; entities: number }>;
   /** The whole namespace (it must be this store's), in one transaction (memloom_forget_namespace). */
   forget(target: { all: true; namespace: string }): Promise<{ deleted: number; mentions: number; entities: number; statistics: number }>;
+  /** A key's versions, oldest first, with their validity intervals (memloom_history). */
   history(key: string): Promise<MemoryVersion[]>;
   /** Active memories, newest first (default limit 100). */
   memories(options?: { limit?: number }): Promise<Array<{ id: number; key: string | null; version: number; content: string; createdAt: string }>>;
@@ -351,6 +371,8 @@ export interface ImportRecord {
   /** Orders a key's versions; defaults to 0. */
   seq?: number;
   metadata?: Record<string, unknown>;
+  /** The event time (JSONL field `at`). */
+  at?: Instant | null;
 }
 
 /** What Store#importMemories read, wrote (new versions among them: superseding) and skipped. */
