@@ -36,16 +36,16 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
       }
     });
 
-  tool('recall', async ({ query, limit, kinds }) => {
+  tool('recall', async ({ query, limit, kinds, asOf, since, until }) => {
     if (query.trim() === '') return toolError('query is empty; pass the text to look for');
-    const r = await store.recall(query, { limit: limit ?? DEFAULT_LIMIT, kinds });
+    const r = await store.recall(query, { limit: limit ?? DEFAULT_LIMIT, kinds, asOf, since, until });
     return { content: [{ type: 'text', text: formatRecall(r) }], structuredContent: r };
   });
 
-  tool('remember', async ({ text, key }) => {
+  tool('remember', async ({ text, key, at }) => {
     const invalid = rememberError(text, key);
     if (invalid) return toolError(invalid);
-    const r = await store.remember(text, { key });
+    const r = await store.remember(text, { key, at });
     const text_ = r.key
       ? `remembered "${r.key}" version ${r.version} (id ${r.id})${r.version > 1 ? `; version ${r.version - 1} is superseded and no longer recalled` : ''}`
       : `remembered id ${r.id} (no key: it cannot be superseded, only forgotten by id)`;
@@ -76,9 +76,20 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
   });
 
   tool('history', async ({ key }) => {
-    const versions = (await store.history(key)).map(({ id, version, status, content, createdAt }) => ({ id, version, status, content, createdAt }));
+    const versions = (await store.history(key)).map(({ id, version, status, content, createdAt, validFrom, validTo, eventAt }) => ({
+      id,
+      version,
+      status,
+      content,
+      createdAt,
+      validFrom,
+      validTo,
+      eventAt,
+    }));
     if (versions.length === 0) return toolError(`no memory with key "${key}"; remember creates one`);
-    const text = versions.map((v) => `v${v.version} (id ${v.id}, ${v.status}, ${v.createdAt}): ${v.content}`).join('\n');
+    const text = versions
+      .map((v) => `v${v.version} (id ${v.id}, ${v.status}, held ${v.validFrom} .. ${v.validTo ?? 'now'}${v.eventAt ? `, event ${v.eventAt}` : ''}): ${v.content}`)
+      .join('\n');
     return { content: [{ type: 'text', text: `history of "${key}", oldest first:\n${text}` }], structuredContent: { key, versions } };
   });
 

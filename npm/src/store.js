@@ -181,6 +181,36 @@ function checkNoNul(value, what) {
   }
 }
 
+/**
+ * An instant option (`asOf`, `since`, `until`, a memory's `at`): a Date or an ISO 8601 string
+ * (`2026-03-01`, `2026-03-01T12:00Z`, with seconds and an offset). Returns the ISO string
+ * PostgreSQL gets, in milliseconds (the stored precision, docs/TIME.md), or null for null /
+ * undefined. A date alone means midnight UTC; with `endOfDay` (until) the last millisecond of
+ * that day, so `until: '2023-05-08'` includes the 8th.
+ */
+export function toInstant(value, what, { endOfDay = false } = {}) {
+  if (value == null) return null;
+  let d;
+  if (value instanceof Date) d = value;
+  else if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/i.test(value.trim())) {
+    const v = value.trim();
+    const dateOnly = v.length === 10;
+    // The calendar and the clock, checked here: Date rolls 2023-02-30 over to March 2.
+    const [y, mo, day] = [+v.slice(0, 4), +v.slice(5, 7), +v.slice(8, 10)];
+    const [h, mi, sec] = dateOnly ? [0, 0, 0] : [+v.slice(11, 13), +v.slice(14, 16), v[16] === ':' ? +v.slice(17, 19) : 0];
+    if (mo < 1 || mo > 12 || day < 1 || day > new Date(Date.UTC(y, mo, 0)).getUTCDate() || h > 23 || mi > 59 || sec > 59) {
+      throw new MemloomError(`${what} is not a valid date or time: ${JSON.stringify(value)}`);
+    }
+    // A time without an offset is taken as UTC, as a date alone is (never the machine's zone).
+    d = new Date(dateOnly || /(Z|[+-]\d{2}(:?\d{2})?)$/i.test(v) ? v : `${v}Z`);
+    if (dateOnly && endOfDay && !Number.isNaN(d.getTime())) d = new Date(d.getTime() + 86_400_000 - 1);
+  } else {
+    throw new MemloomError(`${what} must be a Date or an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not ${JSON.stringify(value)}`);
+  }
+  if (Number.isNaN(d.getTime())) throw new MemloomError(`${what} is not a valid date or time: ${JSON.stringify(String(value))}`);
+  return d.toISOString();
+}
+
 /** A memory record's fields, as remember / rememberMany / importMemories take them. */
 function checkMemory(r, what) {
   if (typeof r?.text !== 'string' || r.text.trim() === '') throw new MemloomError(`${what} has no text`);
@@ -188,6 +218,7 @@ function checkMemory(r, what) {
   checkNoNul(r.text, `${what}'s text`);
   if (r.key != null) checkNoNul(r.key, `${what}'s key`);
   if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `${what}'s metadata`);
+  toInstant(r.at, `${what}'s at (event time)`);
 }
 
 /** Whether a JSON value holds U+0000 in a string or a key (jsonb refuses `\u0000`). */
@@ -601,13 +632,15 @@ export class Store {
 
   // Memories ------------------------------------------------------------------------------------
   /**
-   * Saves a memory; with a key, the new version supersedes the active one (same transaction).
+   * Saves a memory; with a key, the new version supersedes the active one (same transaction)
+   * and closes its validity interval. `at`: when the event it describes happened (Date or ISO
+   * string), distinct from when it is saved (docs/TIME.md).
    * @param {string} text
    * @param {RememberOptions} [options]
    * @returns {Promise<Remembered>}
    */
-  async remember(text, { key, metadata } = {}) {
-    const [out] = await this.rememberMany([{ text, key, metadata }]);
+  async remember(text, { key, metadata, at } = {}) {
+    const [out] = await this.rememberMany([{ text, key, metadata, at }]);
     return out;
   }
 
@@ -622,12 +655,13 @@ export class Store {
     const out = await this.db.transaction(async (tx) => {
       const res = [];
       for (const [i, r] of records.entries()) {
-        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb)', [
+        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
           this.namespace,
           r.key ?? null,
           r.text,
           vectors[i],
           JSON.stringify(r.metadata ?? {}),
+          toInstant(r.at, 'at'),
         ]);
         res.push({ id: Number(rows[0].id), key: r.key ?? null, version: Number(rows[0].version) });
       }
@@ -638,7 +672,7 @@ export class Store {
   }
 
   /**
-   * Imports memories from an iterable or async iterable of `{key, seq, text, metadata}` records
+   * Imports memories from an iterable or async iterable of `{key, seq, text, metadata, at}` records
    * (a JSONL file streamed line by line: `memloom remember --file`) in bounded batches: at most
    * `batchSize` records are held, embedded and written at a time, each batch in its own
    * transaction, so memory stays constant and time linear whatever the size of the input.
@@ -673,7 +707,7 @@ export class Store {
       report.read++;
       checkMemory(r, `memory ${report.read}`);
       if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
-      batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata });
+      batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at: toInstant(r.at, 'at') });
       if (batch.length >= batchSize) await flush();
     }
     await flush();
@@ -712,12 +746,13 @@ export class Store {
           metadata = { ...metadata, seq: r.seq };
           state.set(r.key, { seq: r.seq, active: r.text });
         }
-        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb)', [
+        const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
           this.namespace,
           r.key,
           r.text,
           vectors[i],
           JSON.stringify(metadata),
+          r.at,
         ]);
         out.written++;
         if (Number(rows[0].version) > 1) out.superseding++;
@@ -780,25 +815,27 @@ export class Store {
   }
 
   /**
-   * Every version of a memory key, oldest first.
+   * Every version of a memory key, oldest first, with its validity interval: memloom_history
+   * (sql/memloom/09_memories.sql). `validTo` is null while the version is active; `eventAt`
+   * is the event time given when it was remembered (or null).
    * @param {string} key
    * @returns {Promise<MemoryVersion[]>}
    */
   async history(key) {
     if (typeof key !== 'string' || key === '') throw new MemloomError('history needs a non-empty key');
     checkNoNul(key, 'the key');
-    const { rows } = await this.db.query(
-      `SELECT id, version, status, content, created_at FROM memloom_items
-       WHERE namespace = $1 AND key = $2 ORDER BY version`,
-      [this.namespace, key],
-    );
+    const { rows } = await this.db.query('SELECT * FROM memloom_history($1, $2)', [this.namespace, key]);
+    const iso = (t) => (t == null ? null : new Date(t).toISOString());
     return rows.map((r) => ({
       id: Number(r.id),
       key,
       version: Number(r.version),
       status: r.status,
       content: r.content,
-      createdAt: new Date(r.created_at).toISOString(),
+      createdAt: iso(r.created_at),
+      validFrom: iso(r.valid_from),
+      validTo: iso(r.valid_to),
+      eventAt: iso(r.event_at),
     }));
   }
 
@@ -828,7 +865,10 @@ export class Store {
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
    * (the keyword arm votes for items scoring at least this fraction of its best: sql/memloom/08_fusion.sql), arms (subset of
-   * ARMS; the others do not run in SQL), explain (adds each arm's term).
+   * ARMS; the others do not run in SQL), explain (adds each arm's term), asOf (a Date or ISO
+   * string: the memory versions valid then and the chunks ingested by then; default now),
+   * since / until (inclusive bounds on the event time, else the saved time; a date alone as
+   * until means the end of that day). docs/TIME.md.
    * @param {string} query
    * @param {RecallOptions} [options]
    * @returns {Promise<Recall>}
@@ -838,6 +878,10 @@ export class Store {
     if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
     checkNoNul(query, 'the query');
     const { limit = 10, kinds, weights = {}, k, candidates, keywordFloor, arms, explain = false } = options;
+    const asOf = toInstant(options.asOf, 'asOf');
+    const since = toInstant(options.since, 'since');
+    const until = toInstant(options.until, 'until', { endOfDay: true });
+    if (since != null && until != null && since > until) throw new MemloomError(`since (${since}) is after until (${until}): nothing can match`);
     if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
     const enabled = new Set(arms ?? ARMS);
     for (const a of enabled) {
@@ -865,6 +909,9 @@ export class Store {
     add('keyword_floor', keywordFloor, 'float8');
     add('kinds', kinds, 'text[]');
     add('arms', arms ? ARMS.filter((a) => enabled.has(a)) : null, 'text[]');
+    add('as_of', asOf, 'timestamptz');
+    add('since', since, 'timestamptz');
+    add('until', until, 'timestamptz');
     const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
     let rows;
     try {

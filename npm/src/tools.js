@@ -64,6 +64,24 @@ export const TOOLS = {
         .min(1)
         .optional()
         .describe('Only these kinds: "memory" (saved with remember) and/or "chunk" (ingested docs). Default: both.'),
+      asOf: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Recall what was believed at this instant (ISO 8601, e.g. "2026-03-01T12:00Z"): the memory versions valid then and the docs ingested by then. Default: now.'),
+      since: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Only results whose event time is at or after this date or time (ISO 8601; the at given to remember, else when it was saved or ingested).'),
+      until: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('Only results whose event time is at or before this date or time (ISO 8601; a date alone includes that whole day).'),
     },
     outputSchema: {
       query: z.string(),
@@ -87,6 +105,12 @@ export const TOOLS = {
         .max(MAX_KEY_CHARS)
         .optional()
         .describe('A stable name for this fact; a new memory with the same key replaces the old one. Omit for an unkeyed memory.'),
+      at: z
+        .string()
+        .min(10)
+        .max(40)
+        .optional()
+        .describe('When the event this memory describes happened (ISO 8601, e.g. "2023-05-08"), if not now; recall since / until filter on it.'),
     },
     outputSchema: {
       id: z.number().int(),
@@ -128,6 +152,9 @@ export const TOOLS = {
           status: z.enum(['active', 'superseded']),
           content: z.string(),
           createdAt: z.string(),
+          validFrom: z.string(),
+          validTo: z.string().nullable(),
+          eventAt: z.string().nullable(),
         }),
       ),
     },

@@ -223,9 +223,15 @@
  */
 
 /**
+ * @typedef {Date | string} Instant An instant: a Date or an ISO 8601 string (`2026-03-01`,
+ * `2026-03-01T12:00Z`; no offset = UTC). docs/TIME.md.
+ */
+
+/**
  * @typedef {object} RememberOptions
  * @property {string} [key] A stable name: a new memory with the same key supersedes the active one.
  * @property {Record<string, unknown>} [metadata]
+ * @property {Instant} [at] When the event the memory describes happened (its event time), distinct from when it is saved.
  */
 
 /**
@@ -233,6 +239,7 @@
  * @property {string} text
  * @property {string | null} [key]
  * @property {Record<string, unknown>} [metadata]
+ * @property {Instant | null} [at] The event time.
  */
 
 /**
@@ -248,6 +255,7 @@
  * @property {string | null} [key]
  * @property {number} [seq] Orders a key's versions; defaults to 0.
  * @property {Record<string, unknown>} [metadata]
+ * @property {Instant | null} [at] The event time (JSONL field `at`).
  */
 
 /**
@@ -316,6 +324,9 @@
  * @property {'active' | 'superseded'} status
  * @property {string} content
  * @property {string} createdAt ISO 8601.
+ * @property {string} validFrom When this version became the belief (ISO, milliseconds: as `asOf` it recalls this version).
+ * @property {string | null} validTo When its successor replaced it; null while active.
+ * @property {string | null} eventAt The event time given to remember (`at`), or null.
  */
 
 /**
@@ -325,6 +336,9 @@
  * @property {number} version
  * @property {string} content
  * @property {string} createdAt ISO 8601.
+ * @property {string} validFrom When this version became the belief (ISO, milliseconds: as `asOf` it recalls this version).
+ * @property {string | null} validTo When its successor replaced it; null while active.
+ * @property {string | null} eventAt The event time given to remember (`at`), or null.
  */
 
 /**
@@ -337,6 +351,9 @@
  * @property {number} [keywordFloor] The keyword arm votes only for items scoring at least this fraction (0 to 1) of its best; default 0.3.
  * @property {Arm[]} [arms] Arms that run and vote; the others do not run and their ranks read null. Default all.
  * @property {boolean} [explain] Adds `explain` to each result: each arm's rank, weight and RRF term.
+ * @property {Instant} [asOf] Recall as of this instant: the memory versions valid then, the chunks ingested by then. Default now.
+ * @property {Instant} [since] Only items whose event time (a memory's `at`, else when it was saved) is at or after this.
+ * @property {Instant} [until] Only items whose event time is at or before this (a date alone: the end of that day).
  */
 
 /**

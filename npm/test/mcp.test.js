@@ -58,7 +58,7 @@ test('tools/list: recall, remember, forget, history with schemas and description
   }
   const recall = tools.find((t) => t.name === 'recall');
   assert.deepEqual(recall.inputSchema.required, ['query']);
-  assert.deepEqual(Object.keys(recall.inputSchema.properties).sort(), ['kinds', 'limit', 'query']);
+  assert.deepEqual(Object.keys(recall.inputSchema.properties).sort(), ['asOf', 'kinds', 'limit', 'query', 'since', 'until']);
   assert.deepEqual(recall.inputSchema.properties.kinds.items.enum, ['memory', 'chunk']);
   const remember = tools.find((t) => t.name === 'remember');
   assert.deepEqual(remember.inputSchema.required, ['text']);

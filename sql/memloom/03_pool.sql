@@ -23,7 +23,12 @@ CREATE TABLE memloom_items (
     updated_at    timestamptz NOT NULL DEFAULT now(),
     indexed_at    timestamptz,
     tsv           tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(content)) STORED,
-    heading_tsv   tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_heading(breadcrumb, key))) STORED
+    heading_tsv   tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_heading(breadcrumb, key))) STORED,
+    valid_from    timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
+    valid_to      timestamptz,
+    event_at      timestamptz,
+    CONSTRAINT memloom_items_valid_interval
+        CHECK ((valid_to IS NULL) = (status = 'active') AND (valid_to IS NULL OR valid_to >= valid_from))
 );
 -- Every reference between rows names its namespace as well as the id (the targets' unique
 -- (namespace, id) keys): a row can only point at a row of its own namespace, and a foreign-key
@@ -37,6 +42,12 @@ ALTER TABLE memloom_items
         FOREIGN KEY (namespace, superseded_by) REFERENCES memloom_items (namespace, id);
 COMMENT ON TABLE memloom_items IS
 'the pool: memories (kind memory, optional key, versioned) and document chunks (kind chunk); every read and write is scoped to one namespace';
+COMMENT ON COLUMN memloom_items.valid_from IS
+'when this version became the belief: the write (memloom_remember, a chunk''s ingest), in milliseconds (a JavaScript Date''s precision, so an instant read from history names exactly its version); docs/TIME.md';
+COMMENT ON COLUMN memloom_items.valid_to IS
+'when this version stopped being the belief: its successor''s valid_from (set by memloom_remember when it supersedes it); NULL while it is active';
+COMMENT ON COLUMN memloom_items.event_at IS
+'when the event the memory describes happened (remember --at), distinct from when it was saved; NULL when not given (the time filters then use valid_from)';
 COMMENT ON COLUMN memloom_items.heading_tsv IS
 'memloom_tsvector of memloom_heading(breadcrumb, key): the keyword arm''s heading field';
 
@@ -65,6 +76,30 @@ CREATE INDEX memloom_items_tsv ON memloom_items USING gin (tsv);
 -- Only memories link.
 CREATE INDEX memloom_items_supersedes ON memloom_items (supersedes) WHERE supersedes IS NOT NULL;
 CREATE INDEX memloom_items_superseded_by ON memloom_items (superseded_by) WHERE superseded_by IS NOT NULL;
+
+-- Which rows a recall sees (docs/TIME.md). as_of NULL: the active versions (status, the path
+-- of today's plans: the arms are planned per call, so the NULL folds away and the predicate is
+-- exactly status = 'active'); otherwise the versions valid at that instant, valid_from <= as_of
+-- < valid_to (chunks: ingested at or before it). since / until (inclusive) bound the event time,
+-- or the saved time where the item has none. One SQL expression without FROM, so the planner
+-- inlines it into the arms' queries.
+CREATE FUNCTION memloom_visible(
+    status     text,
+    valid_from timestamptz,
+    valid_to   timestamptz,
+    event_at   timestamptz,
+    as_of      timestamptz,
+    since      timestamptz,
+    until      timestamptz
+) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN as_of IS NULL THEN status = 'active'
+                ELSE valid_from <= as_of AND (valid_to IS NULL OR valid_to > as_of) END
+           AND (since IS NULL OR coalesce(event_at, valid_from) >= since)
+           AND (until IS NULL OR coalesce(event_at, valid_from) <= until)
+$$;
+COMMENT ON FUNCTION memloom_visible(text, timestamptz, timestamptz, timestamptz, timestamptz, timestamptz, timestamptz) IS
+'whether a recall sees an item: as_of NULL, the active ones; else those valid at as_of (valid_from <= as_of < valid_to, or no valid_to); and, when given, coalesce(event_at, valid_from) between since and until (inclusive). Inlined into the arms';
 
 -- Re-indexing: an item whose content changes in place is indexed again.
 CREATE FUNCTION memloom_items_reindex_on_change() RETURNS trigger

@@ -59,7 +59,10 @@ CREATE FUNCTION memloom_keyword_arm(
     lim        integer,
     kinds      text[],
     scan_cap   integer,
-    boost_ids  bigint[] DEFAULT NULL
+    boost_ids  bigint[] DEFAULT NULL,
+    as_of      timestamptz DEFAULT NULL,
+    since      timestamptz DEFAULT NULL,
+    until      timestamptz DEFAULT NULL
 ) RETURNS TABLE (id bigint, score double precision)
 LANGUAGE plpgsql STABLE
 SET plan_cache_mode = 'force_custom_plan'
@@ -135,13 +138,15 @@ BEGIN
             SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
             FROM (
                 (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
-                 WHERE m.tsv @@ tier AND m.namespace = ns AND m.status = 'active'
+                 WHERE m.tsv @@ tier AND m.namespace = ns
+                   AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                    AND (kinds IS NULL OR m.kind = ANY (kinds))
                  LIMIT CASE WHEN capped[i] THEN scan_cap END)
                 UNION ALL
                 (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
                  WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
-                   AND m.status = 'active' AND (kinds IS NULL OR m.kind = ANY (kinds)))
+                   AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                   AND (kinds IS NULL OR m.kind = ANY (kinds)))
             ) u
             ORDER BY u.id
         ) c
@@ -156,6 +161,6 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION memloom_keyword_arm(text, text, integer, text[], integer, bigint[]) IS
-'the keyword arm: active items of the namespace (and kinds) matching the query''s terms, best BM25 first (idf from memloom_refresh_stats); scores only the most selective matching tier; no match, no rows';
+COMMENT ON FUNCTION memloom_keyword_arm(text, text, integer, text[], integer, bigint[], timestamptz, timestamptz, timestamptz) IS
+'the keyword arm: the items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) matching the query''s terms, best BM25 first (idf from memloom_refresh_stats); scores only the most selective matching tier; no match, no rows. The idf and lengths are the namespace''s current statistics, also for an as_of in the past';
 

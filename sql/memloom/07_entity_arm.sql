@@ -15,8 +15,16 @@
 -- from memloom_entity_stats (04_statistics.sql); an entity without a row is counted on the
 -- spot, up to df_cap mentions. Planned per call, like the keyword arm.
 
-CREATE FUNCTION memloom_entity_arm(q vector, ns text, lim integer, gate double precision, kinds text[])
-RETURNS TABLE (id bigint, score double precision)
+CREATE FUNCTION memloom_entity_arm(
+    q     vector,
+    ns    text,
+    lim   integer,
+    gate  double precision,
+    kinds text[],
+    as_of timestamptz DEFAULT NULL,
+    since timestamptz DEFAULT NULL,
+    until timestamptz DEFAULT NULL
+) RETURNS TABLE (id bigint, score double precision)
 LANGUAGE plpgsql STABLE
 SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 40
@@ -65,7 +73,8 @@ BEGIN
         SELECT mt.item_id, mt.strength::double precision AS strength
         FROM memloom_mentions mt
         JOIN memloom_items m ON m.id = mt.item_id
-        WHERE mt.entity_id = wt.id AND m.namespace = ns AND m.status = 'active'
+        WHERE mt.entity_id = wt.id AND m.namespace = ns
+          AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
           AND (kinds IS NULL OR m.kind = ANY (kinds))
         ORDER BY mt.strength DESC, mt.item_id
         LIMIT per_entity
@@ -75,6 +84,6 @@ BEGIN
     LIMIT lim;
 END
 $$;
-COMMENT ON FUNCTION memloom_entity_arm(vector, text, integer, double precision, text[]) IS
-'the entity arm: the entities of the namespace nearest q with cosine similarity >= gate and within 0.10 of the nearest, then, per entity, its strongest mentions by active items (at most greatest(2 lim, 20)), ranked by the sum of ((sim - gate) / (1 - gate))^2 x mention strength x ln(1 + N / df) (df from memloom_entity_stats); no entity above the gate, no rows';
+COMMENT ON FUNCTION memloom_entity_arm(vector, text, integer, double precision, text[], timestamptz, timestamptz, timestamptz) IS
+'the entity arm: the entities of the namespace nearest q with cosine similarity >= gate and within 0.10 of the nearest, then, per entity, its strongest mentions by the items a recall sees (memloom_visible: active, or valid at as_of; event time between since and until; at most greatest(2 lim, 20)), ranked by the sum of ((sim - gate) / (1 - gate))^2 x mention strength x ln(1 + N / df) (df from memloom_entity_stats, the current statistics also for an as_of in the past); no entity above the gate, no rows';
 

@@ -71,7 +71,10 @@ CREATE FUNCTION memloom_fuse(
     kinds            text[]           DEFAULT NULL,
     keyword_scan_cap integer          DEFAULT 1000,
     arms             text[]           DEFAULT NULL,
-    keyword_floor    double precision DEFAULT 0.3
+    keyword_floor    double precision DEFAULT 0.3,
+    as_of            timestamptz      DEFAULT NULL,
+    since            timestamptz      DEFAULT NULL,
+    until            timestamptz      DEFAULT NULL
 ) RETURNS TABLE (
     id           bigint,
     kind         text,
@@ -111,13 +114,17 @@ BEGIN
         RAISE EXCEPTION 'keyword_floor is a fraction of the best keyword score, 0 to 1, not %',
             coalesce(keyword_floor::text, 'NULL') USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF since > until THEN
+        RAISE EXCEPTION 'since (%) is after until (%): nothing can match', since, until
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF lim IS NULL OR lim <= 0 THEN RETURN; END IF;
     candidates := coalesce(candidates, memloom_default_candidates(lim));
     -- An arm left out of arms does not run: no votes, and no boost ids for the keyword arm.
     IF arms IS NULL OR 'vector' = ANY (arms) THEN
         SELECT array_agg(a.id ORDER BY a.distance, a.id), array_agg(a.distance ORDER BY a.distance, a.id)
           INTO vector_ids, vector_dist
-        FROM memloom_vector_arm(query_embedding, ns, candidates, kinds) a;
+        FROM memloom_vector_arm(query_embedding, ns, candidates, kinds, as_of, since, until) a;
         -- The keyword arm still scores every vector candidate (boost ids); only the votes are cut.
         vector_seen := vector_ids;
     END IF;
@@ -125,7 +132,8 @@ BEGIN
         keyword_ids := ARRAY(
             SELECT a.id FROM (
                 SELECT a.id, a.score, max(a.score) OVER () AS best
-                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_seen) a
+                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_seen,
+                                         as_of, since, until) a
             ) a
             WHERE a.score >= keyword_floor * a.best
             ORDER BY a.score DESC, a.id);
@@ -138,7 +146,7 @@ BEGIN
     END IF;
     IF arms IS NULL OR 'entity' = ANY (arms) THEN
         entity_ids := ARRAY(SELECT a.id FROM memloom_entity_arm(query_embedding, ns, candidates,
-                                                               entity_gate, kinds) a);
+                                                               entity_gate, kinds, as_of, since, until) a);
     END IF;
     RETURN QUERY
     SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, f.rrf_score,
@@ -155,11 +163,12 @@ BEGIN
     -- first results never depend on the limit; only this tail grows with it.
     IF arms IS NULL OR 'vector' = ANY (arms) THEN
         SELECT array_agg(a.id ORDER BY a.distance, a.id) INTO deep_vector
-        FROM memloom_vector_arm(query_embedding, ns, lim, kinds) a WHERE a.distance < 1;
+        FROM memloom_vector_arm(query_embedding, ns, lim, kinds, as_of, since, until) a WHERE a.distance < 1;
     END IF;
     IF arms IS NULL OR 'keyword' = ANY (arms) THEN
         deep_keyword := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, lim, kinds,
-                                                                  keyword_scan_cap, vector_seen) a);
+                                                                  keyword_scan_cap, vector_seen,
+                                                                  as_of, since, until) a);
     END IF;
     RETURN QUERY
     SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, 0::double precision,
@@ -175,6 +184,6 @@ BEGIN
     LIMIT lim - fused_n;
 END
 $$;
-COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items, fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
+COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision, timestamptz, timestamptz, timestamptz) IS
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items (as_of NULL) or the versions valid at as_of (valid_from <= as_of < valid_to; chunks ingested at or before it; the keyword idf and entity frequencies are the current statistics), optionally only items whose event time (event_at, else valid_from) lies between since and until inclusive (a hard filter inside every arm), fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
 

@@ -14,7 +14,8 @@ CREATE FUNCTION memloom_remember(
     key       text,
     content   text,
     embedding vector,
-    metadata  jsonb DEFAULT '{}'
+    metadata  jsonb DEFAULT '{}',
+    event_at  timestamptz DEFAULT NULL
 ) RETURNS TABLE (id bigint, version integer)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -23,6 +24,9 @@ DECLARE
     old_version integer;
     old_hash    text;
     old_meta    jsonb;
+    old_event   timestamptz;
+    old_from    timestamptz;
+    t           timestamptz;
     new_id      bigint;
     new_version integer := 1;
 BEGIN
@@ -33,23 +37,33 @@ BEGIN
     IF key IS NOT NULL THEN
         -- Writers of one key queue here instead of failing on the unique index.
         PERFORM pg_advisory_xact_lock(hashtextextended(ns || chr(31) || key, 7));
-        SELECT i.id, i.version, i.content_hash, i.metadata INTO old_id, old_version, old_hash, old_meta
+        SELECT i.id, i.version, i.content_hash, i.metadata, i.event_at, i.valid_from
+          INTO old_id, old_version, old_hash, old_meta, old_event, old_from
         FROM memloom_items i
         WHERE i.namespace = ns AND i.key = memloom_remember.key AND i.status = 'active'
         FOR UPDATE;
-        IF old_id IS NOT NULL AND old_hash = md5(content) AND old_meta = coalesce(metadata, '{}') THEN
+        IF old_id IS NOT NULL AND old_hash = md5(content) AND old_meta = coalesce(metadata, '{}')
+           AND old_event IS NOT DISTINCT FROM memloom_remember.event_at THEN
             RETURN QUERY SELECT old_id, old_version;  -- unchanged: no new version
             RETURN;
         END IF;
         SELECT coalesce(max(i.version), 0) + 1 INTO new_version
         FROM memloom_items i WHERE i.namespace = ns AND i.key = memloom_remember.key;
-        IF old_id IS NOT NULL THEN
-            UPDATE memloom_items SET status = 'superseded', updated_at = now() WHERE id = old_id;
-        END IF;
     END IF;
-    INSERT INTO memloom_items (namespace, kind, key, version, content, embedding, metadata, supersedes)
+    -- The instant this version becomes the belief: the clock once the key's lock is held (not
+    -- now(), the transaction's start: a writer that queued behind another began before that
+    -- one's version existed), in milliseconds (valid_from's precision, 03_pool.sql), never
+    -- before the version it supersedes.
+    t := greatest(date_trunc('milliseconds', clock_timestamp()), old_from);
+    IF old_id IS NOT NULL THEN
+        -- Its interval ends where the new version's begins.
+        UPDATE memloom_items SET status = 'superseded', valid_to = t, updated_at = now() WHERE id = old_id;
+    END IF;
+    INSERT INTO memloom_items (namespace, kind, key, version, content, embedding, metadata, supersedes,
+                               valid_from, event_at)
     VALUES (ns, 'memory', memloom_remember.key, new_version, memloom_remember.content,
-            memloom_remember.embedding, coalesce(memloom_remember.metadata, '{}'), old_id)
+            memloom_remember.embedding, coalesce(memloom_remember.metadata, '{}'), old_id,
+            t, memloom_remember.event_at)
     RETURNING memloom_items.id INTO new_id;
     IF old_id IS NOT NULL THEN
         UPDATE memloom_items SET superseded_by = new_id WHERE id = old_id;
@@ -57,8 +71,22 @@ BEGIN
     RETURN QUERY SELECT new_id, new_version;
 END
 $$;
-COMMENT ON FUNCTION memloom_remember(text, text, text, vector, jsonb) IS
-'stores a memory; with a key, supersedes the key''s active version in the same transaction (versions 1, 2, ... without gaps; concurrent writers of one key queue on an advisory lock). Remembering the active content and metadata again returns the active version unchanged.';
+COMMENT ON FUNCTION memloom_remember(text, text, text, vector, jsonb, timestamptz) IS
+'stores a memory, valid from the clock once the key''s lock is held (milliseconds), with the time of the event it describes (event_at, NULL when not given); with a key, supersedes the key''s active version in the same transaction, closing its interval (valid_to = the new version''s valid_from; versions 1, 2, ... without gaps; concurrent writers of one key queue on an advisory lock). Remembering the active content, metadata and event time again returns the active version unchanged.';
+
+-- A key's versions with their intervals, oldest first (docs/TIME.md): what `history` shows in
+-- every client.
+CREATE FUNCTION memloom_history(ns text, key text)
+RETURNS TABLE (id bigint, version integer, status text, content text, created_at timestamptz,
+               valid_from timestamptz, valid_to timestamptz, event_at timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT i.id, i.version, i.status, i.content, i.created_at, i.valid_from, i.valid_to, i.event_at
+    FROM memloom_items i
+    WHERE i.namespace = memloom_history.ns AND i.key = memloom_history.key AND i.kind = 'memory'
+    ORDER BY i.version
+$$;
+COMMENT ON FUNCTION memloom_history(text, text) IS
+'every version of memory key in namespace ns, oldest first, with its validity interval (valid_from, valid_to: NULL while active) and event time; forgotten versions are gone (forget erases)';
 
 CREATE FUNCTION memloom_forget(
     ns            text,

@@ -182,7 +182,7 @@ BEGIN
     EXECUTE format('ALTER FUNCTION memloom_current_namespace() SET search_path = %s', path);
     EXECUTE format('ALTER FUNCTION memloom_unrestricted() SET search_path = %s', path);
     EXECUTE format('ALTER FUNCTION memloom_assert_namespace(text) SET search_path = %s', path);
-    EXECUTE format('ALTER FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision) SET search_path = %s', path);
+    EXECUTE format('ALTER FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision, timestamptz, timestamptz, timestamptz) SET search_path = %s', path);
 END
 $$;
 

@@ -234,10 +234,10 @@ fn parse_call(params: &Value) -> Result<ToolCall, String> {
         return Ok(invalid(tool, "arguments must be a JSON object".into()));
     };
     let checked = match name {
-        "recall" => only(args, &["query", "limit", "kinds"])
+        "recall" => only(args, &["query", "limit", "kinds", "asOf", "since", "until"])
             .and_then(|()| reparse(args, api::parse_recall))
             .map(ToolCall::Recall),
-        "remember" => only(args, &["text", "key"])
+        "remember" => only(args, &["text", "key", "at"])
             .and_then(|()| reparse(args, api::parse_memory))
             .map(ToolCall::Remember),
         "forget" => only(args, &["id", "key"]).and_then(|()| parse_forget(args)),

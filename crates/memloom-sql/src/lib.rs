@@ -28,7 +28,7 @@ pub use memories::{
 pub use migrate::{
     apply_migration, migrate, Migration, CURRENT_DEFINITION, MIGRATIONS, MIGRATION_LOCK_KEY,
 };
-pub use recall::{fuse, remember, FuseParams, FusedRow, Remembered};
+pub use recall::{fuse, remember, remember_at, FuseParams, FusedRow, Remembered};
 pub use retry::{backoff, is_transient, is_transient_sqlstate, retry_transient, WRITE_ATTEMPTS};
 pub use scope::{begin_scoped, set_namespace, SCOPE_SQL};
 pub use store::{ensure_vector_index, init_store, StoreEmbedder};

@@ -1,5 +1,5 @@
 //! Memories beyond remembering: `forget` (a key's every version, or one memory by id) and
-//! `history` (a key's versions, oldest first). The same semantics as the npm store's
+//! `history` (a key's versions with their validity intervals, oldest first: `memloom_history`). The same semantics as the npm store's
 //! `forget` / `history` (npm/src/store.js), restricted to memories: document chunks belong to
 //! ingest. Each call is one statement, so a forget is atomic without a client transaction;
 //! forget is `memloom_forget` (sql/0011), the same function every client calls.
@@ -53,6 +53,13 @@ pub struct MemoryVersion {
     pub content: String,
     /// RFC 3339, UTC, milliseconds (as the npm store's `createdAt`).
     pub created_at: String,
+    /// When this version became the belief (RFC 3339, UTC, milliseconds: exactly the stored
+    /// instant, so passing it as `as_of` recalls this version).
+    pub valid_from: String,
+    /// When it stopped (its successor's `valid_from`); `None` while active.
+    pub valid_to: Option<String>,
+    /// The time of the event it describes, when given.
+    pub event_at: Option<String>,
 }
 
 /// One call of `memloom_forget` (sql/memloom/09_memories.sql): under the key's advisory lock, as
@@ -62,11 +69,14 @@ pub struct MemoryVersion {
 const FORGET: &str = "SELECT items::bigint, mentions::bigint, entities::bigint, not_a_memory
   FROM memloom_forget($1, $2, $3, true)";
 
+/// `memloom_history` (sql/memloom/09_memories.sql), the query every client's history makes;
+/// only the timestamps' text form is chosen here.
 const HISTORY: &str = "SELECT id, version, status, content,
-       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-  FROM memloom_items
- WHERE namespace = $1 AND kind = 'memory' AND key = $2
- ORDER BY version";
+       to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
+       to_char(valid_from AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
+       to_char(valid_to AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'),
+       to_char(event_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
+  FROM memloom_history($1, $2)";
 
 /// Forgets a memory key (every version) or one memory, in `namespace` only. One statement:
 /// atomic on its own, or part of the caller's transaction. A deadlock or serialization
@@ -159,6 +169,9 @@ pub async fn history(
                 status: r.try_get(2).map_err(bad)?,
                 content: r.try_get(3).map_err(bad)?,
                 created_at: r.try_get(4).map_err(bad)?,
+                valid_from: r.try_get(5).map_err(bad)?,
+                valid_to: r.try_get(6).map_err(bad)?,
+                event_at: r.try_get(7).map_err(bad)?,
             })
         })
         .collect()

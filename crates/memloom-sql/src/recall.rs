@@ -33,6 +33,14 @@ pub struct FuseParams {
     /// The keyword arm votes only for items scoring at least this fraction of its best
     /// (`None`: `memloom_core::fuse::DEFAULT_KEYWORD_FLOOR`).
     pub keyword_floor: Option<f64>,
+    /// Recall as of this instant (RFC 3339, parsed by PostgreSQL as `timestamptz`): the memory
+    /// versions valid then and the chunks ingested at or before it. `None`: now, the active
+    /// items (docs/TIME.md).
+    pub as_of: Option<String>,
+    /// Only items whose event time (`event_at`, else `valid_from`) is at or after this instant.
+    pub since: Option<String>,
+    /// Only items whose event time is at or before this instant.
+    pub until: Option<String>,
 }
 
 impl FuseParams {
@@ -114,6 +122,16 @@ pub async fn fuse(client: &Client, p: &FuseParams) -> Result<Vec<FusedRow>, Erro
             args.push(format!("{name} => ${}", params.len()));
         }
     }
+    for (name, value) in [
+        ("as_of", &p.as_of),
+        ("since", &p.since),
+        ("until", &p.until),
+    ] {
+        if let Some(v) = value {
+            params.push((v, Type::TEXT));
+            args.push(format!("{name} => ${}::timestamptz", params.len()));
+        }
+    }
     let sql = format!(
         "SELECT id, kind, source, breadcrumb, key, content, rrf_score, similarity, \
          vector_rank, keyword_rank, entity_rank FROM memloom_fuse({})",
@@ -160,6 +178,20 @@ pub async fn remember(
     embedding: &[f32],
     metadata: Option<&str>,
 ) -> Result<Remembered, Error> {
+    remember_at(client, namespace, key, content, embedding, metadata, None).await
+}
+
+/// [`remember`] with the time of the event the memory describes (`event_at`, RFC 3339 or any
+/// `timestamptz` text; `None`: not given), distinct from when it is saved.
+pub async fn remember_at(
+    client: &Client,
+    namespace: &str,
+    key: Option<&str>,
+    content: &str,
+    embedding: &[f32],
+    metadata: Option<&str>,
+    event_at: Option<&str>,
+) -> Result<Remembered, Error> {
     if key.is_some_and(str::is_empty) {
         return Err(Error::new(
             ErrorKind::InvalidInput,
@@ -169,13 +201,14 @@ pub async fn remember(
     let metadata = metadata.unwrap_or("{}");
     let row = client
         .query_typed_one(
-            "SELECT id, version FROM memloom_remember($1, $2, $3, $4::real[]::vector, $5::jsonb)",
+            "SELECT id, version FROM memloom_remember($1, $2, $3, $4::real[]::vector, $5::jsonb, $6::timestamptz)",
             &[
                 (&namespace, Type::TEXT),
                 (&key, Type::TEXT),
                 (&content, Type::TEXT),
                 (&embedding, Type::FLOAT4_ARRAY),
                 (&metadata, Type::TEXT),
+                (&event_at, Type::TEXT),
             ],
         )
         .await

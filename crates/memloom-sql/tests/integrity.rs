@@ -183,11 +183,11 @@ async fn explain_estimates_say_nothing_about_another_namespace() {
     // b is large and has a source, a key and words a also has; a is small.
     db.client
         .batch_execute(
-            "INSERT INTO memloom_items (namespace, kind, source, key, version, status, content, embedding)
+            "INSERT INTO memloom_items (namespace, kind, source, key, version, status, valid_to, content, embedding)
              SELECT CASE WHEN g % 50 = 0 THEN 'a' ELSE 'team-b' END,
                     'memory', CASE WHEN g % 2 = 0 THEN 'shared.md' ELSE 'b' || g || '.md' END,
                     CASE WHEN g % 10 = 1 THEN 'shared-key-' || (g % 7) END, g,
-                    CASE WHEN g % 10 = 1 THEN 'superseded' ELSE 'active' END,
+                    CASE WHEN g % 10 = 1 THEN 'superseded' ELSE 'active' END, CASE WHEN g % 10 = 1 THEN now() END,
                     'pool note ' || g || CASE WHEN g % 50 = 0 THEN ' aardvark' ELSE ' zebrafinch' END,
                     (SELECT embedding FROM (SELECT array_fill(0.1, ARRAY[256])::real[]::vector AS embedding) e)
              FROM generate_series(1, 5000) g;

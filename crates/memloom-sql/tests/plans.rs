@@ -75,5 +75,52 @@ async fn each_arm_uses_its_index() {
         assert!(plans.contains(index), "no {index:?} in the plans:\n{plans}");
     }
     assert!(!plans.contains("Seq Scan on memloom_items"), "{plans}");
+    // as_of NULL: the time filter folded away to today's predicate (docs/TIME.md).
+    // (The plans' conditions, not the query texts auto_explain also logs.)
+    let conditions = |plans: &str| -> String {
+        plans
+            .lines()
+            .filter(|l| l.contains("Filter:") || l.contains("Cond:"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert!(
+        conditions(&plans).contains("status = 'active'::text"),
+        "{plans}"
+    );
+    assert!(!conditions(&plans).contains("valid_from"), "{plans}");
+
+    // With as_of (and since / until) the same indexes, the time filter applied to their rows.
+    client
+        .batch_execute("SET auto_explain.log_min_duration = 0")
+        .await
+        .unwrap();
+    params.as_of = Some("2999-01-01T00:00Z".into());
+    params.since = Some("2000-01-01".into());
+    let timed = memloom_sql::fuse(&client, &params).await.unwrap();
+    client
+        .batch_execute("SET auto_explain.log_min_duration = -1")
+        .await
+        .unwrap();
+    let plans: Vec<String> = notices.try_iter().collect();
+    let plans = plans.join("\n----\n");
+    let ids = |rows: &[memloom_sql::FusedRow]| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(&timed),
+        ids(&rows),
+        "every item is valid in 2999 and saved after 2000"
+    );
+    for index in [
+        "Index Scan using memloom_items_embedding",
+        "Bitmap Index Scan on memloom_items_tsv",
+        "Index Scan using memloom_entities_embedding",
+    ] {
+        assert!(
+            plans.contains(index),
+            "with as_of, no {index:?} in the plans:\n{plans}"
+        );
+    }
+    assert!(conditions(&plans).contains("valid_from <="), "{plans}");
+    assert!(!plans.contains("Seq Scan on memloom_items"), "{plans}");
     db.drop_db().await;
 }

@@ -23,3 +23,4 @@ mod rls;
 mod stats;
 mod store;
 mod tenant;
+mod time;

@@ -98,8 +98,17 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
                 .iter()
                 .map(|v| {
                     format!(
-                        "v{} (id {}, {}, {}): {}",
-                        v.version, v.id, v.status, v.created_at, v.content
+                        "v{} (id {}, {}, held {} .. {}{}): {}",
+                        v.version,
+                        v.id,
+                        v.status,
+                        v.valid_from,
+                        v.valid_to.as_deref().unwrap_or("now"),
+                        v.event_at
+                            .as_deref()
+                            .map(|e| format!(", event {e}"))
+                            .unwrap_or_default(),
+                        v.content
                     )
                 })
                 .collect();
@@ -112,6 +121,9 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
                     status: &v.status,
                     content: &v.content,
                     created_at: &v.created_at,
+                    valid_from: &v.valid_from,
+                    valid_to: v.valid_to.as_deref(),
+                    event_at: v.event_at.as_deref(),
                 })
                 .collect();
             Ok(mcp::tool_result(
@@ -151,6 +163,9 @@ struct Version<'a> {
     status: &'a str,
     content: &'a str,
     created_at: &'a str,
+    valid_from: &'a str,
+    valid_to: Option<&'a str>,
+    event_at: Option<&'a str>,
 }
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value, ApiError> {

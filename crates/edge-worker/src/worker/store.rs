@@ -81,18 +81,27 @@ pub(crate) async fn remember(
     cx.log.embed_ms = Some(now().saturating_sub(t));
     let identity = embedder.identity();
     let ns = namespace.to_string();
-    let (text, key) = (memory.text.clone(), memory.key.clone());
+    let (text, key, at) = (memory.text.clone(), memory.key.clone(), memory.at.clone());
     with_db_write(cx, namespace, |client| {
-        let (identity, ns, key, text, embedding) = (
+        let (identity, ns, key, text, embedding, at) = (
             identity.clone(),
             ns.clone(),
             key.clone(),
             text.clone(),
             embedding.clone(),
+            at.clone(),
         );
         async move {
             let check = check_embedder(&client, &identity);
-            let save = memloom_sql::remember(&client, &ns, key.as_deref(), &text, &embedding, None);
+            let save = memloom_sql::remember_at(
+                &client,
+                &ns,
+                key.as_deref(),
+                &text,
+                &embedding,
+                None,
+                at.as_deref(),
+            );
             let (checked, saved) = join(check, save).await;
             checked?;
             saved.map_err(|e| store_error(&e))

@@ -1,5 +1,5 @@
 import { MemloomError } from '../../errors.js';
-import { ARMS } from '../../store.js';
+import { ARMS, toInstant } from '../../store.js';
 import { UsageError, positiveInt, splitList } from '../args.js';
 import { readJsonlAll } from '../jsonl.js';
 import { err, vectorArmNote } from '../output.js';
@@ -18,11 +18,15 @@ export default {
     { flags: '--explain', description: 'show each result\'s fusion terms, and what the vector arm can match' },
     { flags: '--arms <list>', description: `only these arms vote: a comma-separated subset of ${ARMS.join(',')}` },
     { flags: '--kinds <list>', description: 'only these kinds: memory, chunk or both' },
-    { flags: '--batch <queries.jsonl>', description: 'one JSONL line {id, results} per {id, query} line (needs --json)', complete: 'file' },
+    { flags: '--batch <queries.jsonl>', description: 'one JSONL line {id, results} per {id, query} line (needs --json); a line\'s asOf / since / until override the flags', complete: 'file' },
+    { flags: '--as-of <when>', description: 'what was believed then: the versions valid at that instant (2026-03-01T12:00Z; docs/TIME.md)' },
+    { flags: '--since <when>', description: 'only memories whose event time (remember --at) is at or after it (inclusive)' },
+    { flags: '--until <when>', description: 'only memories whose event time is at or before it (inclusive; a date means its end)' },
   ],
   examples: [
     ['memloom recall "how do I roll back a deploy"', 'the 10 best chunks and memories'],
     ['memloom recall ERR_REQUIRE_ESM --arms keyword --explain', 'the keyword arm alone, with its terms'],
+    ['memloom recall "who is on call" --as-of 2026-03-01T12:00Z', 'the answer as it stood then'],
     ['memloom recall --batch queries.jsonl --json --limit 10 > results.jsonl', 'a labelled set, for scoring (see memloom eval)'],
   ],
   json: '{query, results: [{id, kind, source, breadcrumb, key, content, rrfScore, similarity, ranks: {vector, keyword, entity}, explain?}], tookMs, vectorArm?} (vectorArm with --explain); --batch: one {id, results} line per query',
@@ -37,7 +41,7 @@ export default {
         const bar = ctx.progress('queries');
         const started = Date.now();
         for (const [i, q] of queries.entries()) {
-          const r = await store.recall(q.query, opts);
+          const r = await store.recall(q.query, { ...opts, asOf: q.asOf ?? opts.asOf, since: q.since ?? opts.since, until: q.until ?? opts.until });
           times.push(r.tookMs);
           ctx.out(JSON.stringify({ id: q.id, results: r.results }));
           bar.update({ done: i + 1, total: queries.length, started });
@@ -62,11 +66,14 @@ export default {
 
 /**
  * The store's recall options from the flags (shared with eval).
- * @param {{ limit?: number, explain?: boolean, arms?: string, kinds?: string }} o
+ * @param {{ limit?: number, explain?: boolean, arms?: string, kinds?: string, asOf?: string, since?: string, until?: string }} o
  */
 export function recallOptions(o) {
-  /** @type {{ explain: boolean, limit?: number, arms?: string[], kinds?: string[] }} */
+  /** @type {{ explain: boolean, limit?: number, arms?: string[], kinds?: string[], asOf?: Date, since?: Date, until?: Date }} */
   const opts = { explain: !!o.explain };
+  for (const [flag, opt] of /** @type {const} */ ([['as-of', 'asOf'], ['since', 'since'], ['until', 'until']])) {
+    if (o[opt] !== undefined) opts[opt] = toInstant(o[opt], `--${flag}`, { endOfDay: opt === 'until' });
+  }
   if (o.limit !== undefined) opts.limit = o.limit;
   if (o.arms !== undefined) opts.arms = parseArms(o.arms);
   if (o.kinds !== undefined) {
@@ -89,7 +96,12 @@ export function readQueries(path) {
   return readJsonlAll(path, (obj, where) => {
     if (obj.id === undefined || obj.id === null) throw new MemloomError(`${where}: missing "id"`);
     if (typeof obj.query !== 'string' || obj.query.trim() === '') throw new MemloomError(`${where}: "query" must be a non-empty string`);
-    return { id: obj.id, query: obj.query, obj };
+    /** @type {{ id: any, query: string, obj: any, asOf?: Date, since?: Date, until?: Date }} */
+    const q = { id: obj.id, query: obj.query, obj };
+    for (const opt of /** @type {const} */ (['asOf', 'since', 'until'])) {
+      if (obj[opt] != null) q[opt] = toInstant(obj[opt], `${where}: "${opt}"`, { endOfDay: opt === 'until' });
+    }
+    return q;
   });
 }
 

@@ -1,5 +1,5 @@
 import { MemloomError } from '../../errors.js';
-import { IMPORT_BATCH } from '../../store.js';
+import { IMPORT_BATCH, toInstant } from '../../store.js';
 import { UsageError, positiveInt } from '../args.js';
 import { readJsonl } from '../jsonl.js';
 
@@ -9,10 +9,11 @@ export default {
   summary: 'save a memory; a new version of a key supersedes the old',
   description:
     'Saves a memory (a durable fact, decision or note). With --key it is versioned: remembering the same key again supersedes the previous version, and recall only returns the newest (history shows them all). ' +
-    'With --file, saves {key, seq, text} JSONL records streamed in batches, each batch one transaction; a re-run after an interruption resumes (one version per key and seq).',
+    'With --file, saves {key, seq, text, at} JSONL records streamed in batches, each batch one transaction; a re-run after an interruption resumes (one version per key and seq).',
   args: [{ name: 'text?', description: 'the memory (quote it); omit with --file' }],
   options: [
     { flags: '--key <key>', description: 'a stable name; remembering it again supersedes the old version' },
+    { flags: '--at <when>', description: 'when the event it describes happened (2023-05-08, ISO 8601), distinct from when it is saved' },
     { flags: '--file <memories.jsonl>', description: 'save every {key, seq, text} line of a JSONL file', complete: 'file' },
     { flags: '--batch-size <n>', description: `with --file: records per transaction (${IMPORT_BATCH})`, parse: (s) => positiveInt(s, '--batch-size') },
   ],
@@ -24,13 +25,13 @@ export default {
   json: 'one text: {id, key, version}; --file: {read, written, superseding, skipped, batches, seconds}',
   async run(ctx, [text], o) {
     if (o.file) {
-      if (text !== undefined || o.key) throw new UsageError('remember --file takes no text and no --key (they come from the file)');
+      if (text !== undefined || o.key || o.at) throw new UsageError('remember --file takes no text, --key or --at (they come from the file)');
       return rememberFile(ctx, o.file, o.batchSize ?? IMPORT_BATCH);
     }
     if (o.batchSize !== undefined) throw new UsageError('--batch-size goes with --file memories.jsonl');
     if (text === undefined) throw new UsageError('remember takes one text argument (quote it), or --file memories.jsonl');
     return ctx.withStore(async (store) => {
-      const r = await store.remember(text, { key: o.key });
+      const r = await store.remember(text, { key: o.key, at: toInstant(o.at, '--at') });
       if (ctx.json) ctx.outJson({ id: r.id, key: r.key ?? null, version: r.version });
       else
         ctx.out(
@@ -62,7 +63,8 @@ async function rememberFile(ctx, file, batchSize) {
         throw new MemloomError(`${where}: memory ${records}'s ${field} contains a NUL character (U+0000), which PostgreSQL cannot store; remove it`);
       }
     }
-    return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text };
+    const at = toInstant(obj.at, `${where}: "at"`);
+    return { key: obj.key ?? null, seq: obj.seq ?? 0, text: obj.text, at };
   };
   // First pass, nothing kept but each key's last seq: every line valid and each key's lines
   // in increasing seq order, or nothing is written (the second pass streams in batches).

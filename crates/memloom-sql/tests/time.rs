@@ -1,0 +1,420 @@
+//! Time (docs/TIME.md): validity intervals set by supersession, recall as of an instant through
+//! the one memloom_fuse call, and event-time filters.
+
+use memloom_sql::{
+    apply_migration, fuse, history, init_store, remember, remember_at, FuseParams, MIGRATIONS,
+};
+use tokio_postgres::Client;
+
+use crate::util::{embed, TestDb, HASH_V1_STORE};
+
+/// A small deterministic generator (xorshift64*), so a failure replays.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// The database's clock as RFC 3339 text, milliseconds (valid_from's precision).
+async fn db_now(client: &Client) -> String {
+    client
+        .query_one(
+            "SELECT to_char(date_trunc('milliseconds', clock_timestamp()) AT TIME ZONE 'UTC', \
+             'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+/// An instant `ms` milliseconds after `t` (RFC 3339 text), computed by the database.
+async fn plus_ms(client: &Client, t: &str, ms: i64) -> String {
+    client
+        .query_one(
+            "SELECT to_char(($1::text::timestamptz + $2::float8 * interval '1 millisecond') AT TIME ZONE 'UTC', \
+             'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')",
+            &[&t, &(ms as f64)],
+        )
+        .await
+        .unwrap()
+        .get(0)
+}
+
+fn token(i: usize) -> String {
+    // A word only this key's versions contain (letters: one english lexeme, found by the
+    // keyword arm whatever the vector arm does).
+    let letters: String = format!("{i:03}")
+        .bytes()
+        .map(|b| (b'a' + (b - b'0')) as char)
+        .collect();
+    format!("zq{letters}x")
+}
+
+async fn recall_at(
+    client: &Client,
+    query: &str,
+    as_of: Option<&str>,
+    kinds: Option<Vec<String>>,
+) -> Vec<memloom_sql::FusedRow> {
+    let mut p = FuseParams::new(query, embed(query), "ns", 20);
+    p.as_of = as_of.map(str::to_string);
+    p.kinds = kinds;
+    fuse(client, &p).await.expect("memloom_fuse")
+}
+
+/// 100 keys, each a random sequence of writes (new content, or the active content again: no new
+/// version), interleaved at random; then recall as of every supersession instant and at random
+/// instants, compared with a model that knows only the order of the writes and when each
+/// version was written: at instant t a key's belief is its last version written at or before t.
+#[tokio::test]
+async fn as_of_returns_the_version_valid_at_each_instant() {
+    let Some(db) = TestDb::new("time_as_of").await else {
+        return;
+    };
+    let c = &db.client;
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    const KEYS: usize = 100;
+    // The writes, in order: (key index, version it is a new version of, or a repeat).
+    let mut plan: Vec<usize> = Vec::new();
+    for k in 0..KEYS {
+        for _ in 0..1 + rng.below(4) {
+            plan.push(k);
+        }
+    }
+    for i in (1..plan.len()).rev() {
+        plan.swap(i, rng.below(i as u64 + 1) as usize);
+    }
+    // Model: per key, (valid_from, content) of each version, in write order.
+    let mut model: Vec<Vec<(String, String)>> = vec![Vec::new(); KEYS];
+    let start = db_now(c).await;
+    let mut repeats = 0;
+    for &k in &plan {
+        let key = format!("key-{k:03}");
+        let versions = &model[k];
+        let repeat = !versions.is_empty() && rng.below(5) == 0;
+        let text = if repeat {
+            repeats += 1;
+            versions.last().unwrap().1.clone()
+        } else {
+            format!(
+                "{} note version {} says {}",
+                token(k),
+                versions.len() + 1,
+                rng.below(1_000_000)
+            )
+        };
+        // Distinct instants (valid_from is in milliseconds).
+        tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+        let saved = remember(c, "ns", Some(&key), &text, &embed(&text), None)
+            .await
+            .unwrap();
+        if repeat {
+            assert_eq!(
+                saved.version as usize,
+                versions.len(),
+                "a repeat is no version"
+            );
+            continue;
+        }
+        assert_eq!(saved.version as usize, versions.len() + 1);
+        // The instant the model records is read from history (the write's own time), but the
+        // model decides which version holds when from the write order alone, not from valid_to.
+        let h = history(c, "ns", &key).await.unwrap();
+        model[k].push((h.last().unwrap().valid_from.clone(), text));
+    }
+    assert!(repeats > 0, "the plan has no repeated writes");
+    db.refresh_stats("ns").await;
+
+    // The intervals history shows: each closed at its successor's valid_from, the last open.
+    for (k, versions) in model.iter().enumerate() {
+        let h = history(c, "ns", &format!("key-{k:03}")).await.unwrap();
+        assert_eq!(h.len(), versions.len());
+        for (i, v) in h.iter().enumerate() {
+            assert_eq!(v.valid_from, versions[i].0);
+            let next = h.get(i + 1).map(|n| n.valid_from.clone());
+            assert_eq!(v.valid_to, next, "key {k} version {}", v.version);
+            assert_eq!(v.status == "active", i + 1 == h.len());
+        }
+    }
+
+    let believed = |k: usize, t: &str| -> Option<&String> {
+        // RFC 3339 UTC with milliseconds compares as text.
+        model[k]
+            .iter()
+            .rev()
+            .find(|(from, _)| from.as_str() <= t)
+            .map(|(_, text)| text)
+    };
+    let memories = Some(vec!["memory".to_string()]);
+    let mut checked = 0;
+    let mut superseded_seen = 0;
+    for (k, versions) in model.iter().enumerate() {
+        let key = format!("key-{k:03}");
+        let mut instants: Vec<String> = versions.iter().map(|(t, _)| t.clone()).collect();
+        // A random instant inside the key's history, and one before its first version.
+        let first = versions[0].0.clone();
+        let span = 3 * versions.len() as i64 + 3;
+        instants.push(plus_ms(c, &first, rng.below(span as u64) as i64).await);
+        instants.push(plus_ms(c, &first, -1).await);
+        for t in &instants {
+            let rows = recall_at(c, &token(k), Some(t), memories.clone()).await;
+            let mine: Vec<&String> = rows
+                .iter()
+                .filter(|r| r.key.as_deref() == Some(key.as_str()))
+                .map(|r| &r.content)
+                .collect();
+            let want: Vec<&String> = believed(k, t).into_iter().collect();
+            assert_eq!(mine, want, "key {key} as of {t}");
+            if want
+                .first()
+                .is_some_and(|w| *w != &versions.last().unwrap().1)
+            {
+                superseded_seen += 1;
+            }
+            // Nothing else it returns was invalid at t either.
+            for r in &rows {
+                let other: usize = r.key.as_deref().unwrap()[4..].parse().unwrap();
+                assert_eq!(
+                    believed(other, t),
+                    Some(&r.content),
+                    "as of {t}, {key}'s query returned a version of key-{other:03} not valid then"
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 * KEYS, "only {checked} instants checked");
+    assert!(
+        superseded_seen >= 20,
+        "only {superseded_seen} recalls of a superseded version"
+    );
+
+    // Now (as_of NULL, and as_of = the clock): only the active versions, whatever the query.
+    let now = db_now(c).await;
+    for (k, versions) in model.iter().enumerate() {
+        let active = &versions.last().unwrap().1;
+        for as_of in [None, Some(now.as_str())] {
+            let rows = recall_at(c, &token(k), as_of, None).await;
+            let mine: Vec<&String> = rows
+                .iter()
+                .filter(|r| r.key.as_deref() == Some(format!("key-{k:03}").as_str()))
+                .map(|r| &r.content)
+                .collect();
+            assert_eq!(mine, [active], "key {k} as of {as_of:?}");
+            for r in &rows {
+                let other: usize = r.key.as_deref().unwrap()[4..].parse().unwrap();
+                assert_eq!(
+                    &model[other].last().unwrap().1,
+                    &r.content,
+                    "a stale version surfaced"
+                );
+            }
+        }
+    }
+    // Before anything was written: nothing.
+    let before = plus_ms(c, &start, -1000).await;
+    assert!(recall_at(c, &token(0), Some(&before), None)
+        .await
+        .is_empty());
+    db.drop_db().await;
+}
+
+/// as_of NULL is today's recall: on the repository's markdown fixtures and memories with
+/// superseded versions, a store at schema 14 and the same store upgraded to 15 return the same
+/// ranked ids (and the same at as_of = now, through the historical path); with the exact vector
+/// scan (the embedded store's) and with the HNSW index.
+#[tokio::test]
+async fn as_of_null_gives_the_ranked_ids_of_schema_14() {
+    same_ids_after_upgrade(false).await;
+}
+
+#[tokio::test]
+async fn as_of_null_gives_the_ranked_ids_of_schema_14_with_hnsw() {
+    same_ids_after_upgrade(true).await;
+}
+
+async fn same_ids_after_upgrade(vector_index: bool) {
+    let Some(db) = TestDb::empty("time_same_ids").await else {
+        return;
+    };
+    let c = &db.client;
+    let last = MIGRATIONS.last().unwrap();
+    assert_eq!(
+        last.name, "0015_time",
+        "the last migration is this change's"
+    );
+    for m in &MIGRATIONS[..MIGRATIONS.len() - 1] {
+        apply_migration(c, m).await.unwrap();
+    }
+    init_store(c, &HASH_V1_STORE, vector_index).await.unwrap();
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let mut queries = Vec::new();
+    let mut chunk_ids = Vec::new();
+    for dir in ["examples/notes", "tests/golden/chunks"] {
+        let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "md"))
+            .collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let source = path.file_name().unwrap().to_string_lossy().to_string();
+            let opts = memloom_core::ChunkOptions::default();
+            for ch in memloom_core::chunk_markdown(&source, &text, &opts).unwrap() {
+                chunk_ids.push(db.chunk("ns", &source, &ch.content).await);
+                if let Some(last) = ch.breadcrumb.rsplit(" > ").next() {
+                    queries.push(last.to_string());
+                }
+            }
+        }
+    }
+    // Memories with superseded versions (the 5-argument memloom_remember both schemas have).
+    for i in 0..30 {
+        for v in 0..1 + i % 3 {
+            let text = format!(
+                "team note {i} revision {v}: deploys freeze on day {}",
+                v + i
+            );
+            c.execute(
+                "SELECT memloom_remember('ns', $1, $2, $3::real[]::vector)",
+                &[&format!("note-{i}"), &text, &embed(&text)],
+            )
+            .await
+            .unwrap();
+        }
+        queries.push(format!("deploys freeze day {i}"));
+    }
+    // Entities, so the entity arm votes too.
+    for (n, name) in ["buffers", "replication", "freeze"].iter().enumerate() {
+        let mentions: Vec<(i64, f32)> = chunk_ids
+            .iter()
+            .skip(n)
+            .step_by(7)
+            .map(|&id| (id, 0.5))
+            .collect();
+        db.entity("ns", name, &mentions).await;
+        queries.push(name.to_string());
+    }
+    db.refresh_stats("ns").await;
+    queries.sort();
+    queries.dedup();
+    assert!(queries.len() >= 40, "only {} queries", queries.len());
+    let run = |as_of: Option<String>| {
+        let queries = &queries;
+        async move {
+            let mut all = Vec::new();
+            for q in queries {
+                let mut p = FuseParams::new(q.as_str(), embed(q), "ns", 20);
+                p.as_of = as_of.clone();
+                let rows = fuse(c, &p).await.unwrap();
+                all.push(
+                    rows.iter()
+                        .map(|r| (r.id, r.vector_rank, r.keyword_rank, r.entity_rank))
+                        .collect::<Vec<_>>(),
+                );
+            }
+            all
+        }
+    };
+    let before = run(None).await;
+    assert!(
+        before.iter().flatten().any(|r| r.3.is_some()),
+        "the entity arm never voted"
+    );
+    assert!(apply_migration(c, last).await.unwrap());
+    let after = run(None).await;
+    for (i, q) in queries.iter().enumerate() {
+        assert_eq!(
+            after[i], before[i],
+            "as_of NULL changed the ranking of {q:?}"
+        );
+    }
+    let now = db_now(c).await;
+    assert_eq!(
+        run(Some(now)).await,
+        before,
+        "as_of now changed the ranking"
+    );
+    db.drop_db().await;
+}
+
+/// since / until bound the event time (event_at, else when it was saved), inside the call.
+#[tokio::test]
+async fn since_and_until_filter_on_event_time() {
+    let Some(db) = TestDb::new("time_event").await else {
+        return;
+    };
+    let c = &db.client;
+    let saved = |key: &'static str, text: &'static str, at: Option<&'static str>| async move {
+        remember_at(c, "ns", Some(key), text, &embed(text), None, at)
+            .await
+            .unwrap()
+            .id
+    };
+    let may = saved(
+        "may",
+        "standup moved to the big room",
+        Some("2023-05-08T09:00Z"),
+    )
+    .await;
+    let june = saved(
+        "june",
+        "standup moved to the small room",
+        Some("2023-06-20"),
+    )
+    .await;
+    let undated = saved("undated", "standup moved to the garden room", None).await;
+    db.refresh_stats("ns").await;
+    let ids = |since: Option<&str>, until: Option<&str>| {
+        let (since, until) = (since.map(str::to_string), until.map(str::to_string));
+        async move {
+            let mut p = FuseParams::new("standup room", embed("standup room"), "ns", 10);
+            p.since = since;
+            p.until = until;
+            let mut ids: Vec<i64> = fuse(c, &p).await.unwrap().iter().map(|r| r.id).collect();
+            ids.sort();
+            ids
+        }
+    };
+    assert_eq!(ids(None, None).await, [may, june, undated]);
+    assert_eq!(ids(Some("2023-05-01"), Some("2023-05-31")).await, [may]);
+    assert_eq!(ids(Some("2023-06-20"), Some("2023-06-20")).await, [june]);
+    // Without an event time the saved time counts: today.
+    assert_eq!(ids(Some("2024-01-01"), None).await, [undated]);
+    assert_eq!(ids(None, Some("2023-12-31")).await, [may, june]);
+    let err = fuse(c, &{
+        let mut p = FuseParams::new("standup", embed("standup"), "ns", 10);
+        p.since = Some("2023-06-01".into());
+        p.until = Some("2023-05-01".into());
+        p
+    })
+    .await
+    .unwrap_err();
+    assert!(format!("{err}").contains("is after until"), "{err}");
+    let h = history(c, "ns", "may").await.unwrap();
+    assert_eq!(h[0].event_at.as_deref(), Some("2023-05-08T09:00:00.000Z"));
+    assert_eq!(history(c, "ns", "undated").await.unwrap()[0].event_at, None);
+    // A new event time is a new version; the same content and time again is not.
+    let again = remember_at(
+        c,
+        "ns",
+        Some("may"),
+        "standup moved to the big room",
+        &embed("standup moved to the big room"),
+        None,
+        Some("2023-05-08T09:00Z"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(again.version, 1);
+    db.drop_db().await;
+}
