@@ -43,11 +43,8 @@ COMMENT ON FUNCTION memloom_export_entities(text, bigint, integer) IS
 'export lines of namespace ns''s entities (type entity: namespace, name, kind, createdAt, embedding) with id above after_id, at most lim, in id order (page with the last id returned); docs/EXPORT.md';
 
 -- The item line. Every field a restore needs, and nothing derived (content_hash, tsv and
--- heading_tsv are generated columns; ids are the store's own). The validity columns of
--- sql/migrations/0015 (valid_from, valid_to, event_at) go in this json_build_object as
--- 'validFrom', memloom_json_time(i.valid_from), 'validTo', memloom_json_time(i.valid_to),
--- 'eventAt', memloom_json_time(i.event_at), and in the INSERT of memloom_import_batch below;
--- importers already accept the three fields (docs/EXPORT.md).
+-- heading_tsv are generated columns; ids are the store's own), the validity interval and the
+-- event time included (sql/memloom/03_pool.sql).
 CREATE FUNCTION memloom_export_items(ns text, after_id bigint DEFAULT 0, lim integer DEFAULT 1000)
 RETURNS TABLE (id bigint, line json)
 LANGUAGE sql STABLE AS $$
@@ -65,6 +62,9 @@ LANGUAGE sql STABLE AS $$
         'createdAt', memloom_json_time(i.created_at),
         'updatedAt', memloom_json_time(i.updated_at),
         'indexedAt', memloom_json_time(i.indexed_at),
+        'validFrom', memloom_json_time(i.valid_from),
+        'validTo', memloom_json_time(i.valid_to),
+        'eventAt', memloom_json_time(i.event_at),
         'supersedes', (SELECT json_build_object('key', p.key, 'version', p.version)
                        FROM memloom_items p WHERE p.namespace = i.namespace AND p.id = i.supersedes),
         'supersededBy', (SELECT json_build_object('key', s.key, 'version', s.version)
@@ -195,18 +195,25 @@ BEGIN
                    WHERE p.namespace = ns AND p.key = r.j->'supersededBy'->>'key'
                      AND p.version = (r.j->'supersededBy'->>'version')::integer)) END
     WHERE jsonb_typeof(r.j->'supersedes') = 'object' OR jsonb_typeof(r.j->'supersededBy') = 'object';
-    -- The validity columns of sql/migrations/0015 go here too: valid_from, valid_to, event_at
-    -- from (r.j->>'validFrom')::timestamptz (else created_at), (r.j->>'validTo')::timestamptz,
-    -- (r.j->>'eventAt')::timestamptz.
+    -- The validity interval: the dump's, else (a dump without it, mem0's) from when the row was
+    -- saved and, for a superseded version, when it was last updated (memloom_remember updates
+    -- a version when it supersedes it).
     INSERT INTO memloom_items (id, namespace, kind, source, breadcrumb, key, version, content, status,
-                               supersedes, superseded_by, embedding, metadata, created_at, updated_at, indexed_at)
+                               supersedes, superseded_by, embedding, metadata, created_at, updated_at, indexed_at,
+                               valid_from, valid_to, event_at)
     OVERRIDING SYSTEM VALUE
     SELECT r.id, ns, r.j->>'kind', r.j->>'source', r.j->>'breadcrumb', r.key, r.version,
            r.j->>'content', coalesce(r.j->>'status', 'active'), r.sup, r.sup_by,
            item_vectors[r.o], coalesce(r.j->'metadata', '{}'),
            coalesce((r.j->>'createdAt')::timestamptz, now()),
            coalesce((r.j->>'updatedAt')::timestamptz, (r.j->>'createdAt')::timestamptz, now()),
-           (r.j->>'indexedAt')::timestamptz
+           (r.j->>'indexedAt')::timestamptz,
+           coalesce((r.j->>'validFrom')::timestamptz, (r.j->>'createdAt')::timestamptz, date_trunc('milliseconds', now())),
+           CASE WHEN coalesce(r.j->>'status', 'active') <> 'active' THEN
+               greatest(coalesce((r.j->>'validTo')::timestamptz, (r.j->>'updatedAt')::timestamptz, (r.j->>'createdAt')::timestamptz, date_trunc('milliseconds', now())),
+                        coalesce((r.j->>'validFrom')::timestamptz, (r.j->>'createdAt')::timestamptz, date_trunc('milliseconds', now())))
+           END,
+           (r.j->>'eventAt')::timestamptz
     FROM memloom_import_rows r
     ORDER BY r.o;
     GET DIAGNOSTICS n_items = ROW_COUNT;
