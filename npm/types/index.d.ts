@@ -341,6 +341,11 @@ export class Store {
   /** Builds the HNSW index when due (embedded: at EMBEDDED_HNSW_THRESHOLD items) or when forced. */
   maintainVectorIndex(options?: { force?: boolean }): Promise<boolean>;
   storedEmbedder(): Promise<{ name: string; version: number; dims: number } | null>;
+  /**
+   * static-v1 on a server: loads its token table into the database for the edge worker (done
+   * at init); returns the token rows loaded, 0 when there was nothing to do.
+   */
+  loadStaticTable(options?: { ifMissing?: boolean }): Promise<number>;
   close(): Promise<void>;
 }
 
