@@ -18,20 +18,23 @@ command -v psql >/dev/null || bash scripts/pg.sh install
 
 WORK="$(mktemp -d /tmp/memloom-worker-test.XXXXXX)"
 export MEMLOOM_PG_STATE="$WORK/pg"
-WRANGLER_PID=""
+WRANGLER_PIDS=()
 cleanup() {
   local rc=$?
-  if [ -n "$WRANGLER_PID" ]; then
+  for pid in "${WRANGLER_PIDS[@]}"; do
     # wrangler was started with setsid: its process group is its own pid (workerd included).
-    kill -TERM -- "-$WRANGLER_PID" 2>/dev/null || true
-    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$WRANGLER_PID" 2>/dev/null || break; sleep 0.3; done
-    kill -KILL -- "-$WRANGLER_PID" 2>/dev/null || true
-  fi
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.3; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  done
   bash "$ROOT/scripts/pg.sh" stop 2>/dev/null || true
-  if [ $rc -ne 0 ] && [ -f "$WORK/wrangler.log" ]; then
-    log "wrangler log: errors, then the last 40 lines:"
-    grep -nE 'panicked|Uncaught|RuntimeError|\bError\b|exception' "$WORK/wrangler.log" | head -n 40 >&2 || true
-    tail -n 40 "$WORK/wrangler.log" >&2
+  if [ $rc -ne 0 ]; then
+    for f in "$WORK"/wrangler*.log; do
+      [ -f "$f" ] || continue
+      log "$(basename "$f"): errors, then the last 40 lines:"
+      grep -nE 'panicked|Uncaught|RuntimeError|\bError\b|exception' "$f" | head -n 40 >&2 || true
+      tail -n 40 "$f" >&2
+    done
   fi
   rm -rf "$WORK"
   exit $rc
@@ -64,6 +67,17 @@ SELECT memloom_grant_namespace('memloom_app', '*');
 SQL
 APP_URL="${URL/postgres@/memloom_app@}"
 
+# static-v1 (tests/worker/static/, run last): a second database, made as `memloom init
+# --embedder static-v1` makes a server store (its token table loaded), for a second worker.
+STATIC_URL="${URL%/*}/memloom_static"
+psql -X -q -v ON_ERROR_STOP=1 "$URL" -c 'CREATE DATABASE memloom_static' >&2
+"$SEED" static "$STATIC_URL" "$ROOT/crates/memloom-core/data/static-v1.bin"
+psql -X -q -v ON_ERROR_STOP=1 "$STATIC_URL" >&2 <<'SQL'
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
+GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
+SELECT memloom_grant_namespace('memloom_app', '*');
+SQL
+
 # Two fresh random tokens; the worker gets only their SHA-256 hashes.
 TOKEN_A="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
 TOKEN_B="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
@@ -81,25 +95,33 @@ free_port() {
   done
   die "no free loopback port"
 }
-PORT="$(free_port)"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
-log "starting wrangler dev on 127.0.0.1:$PORT"
-started=$(date +%s%N)
-# Run from $WORK so wrangler's .wrangler/ scratch directory lands there.
-(cd "$WORK" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
-  --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$PORT" --local \
-  --env-file "$WORK/worker.env" --persist-to "$WORK/state" \
-  --show-interactive-dev-session=false --log-level info) > "$WORK/wrangler.log" 2>&1 &
-WRANGLER_PID=$!
-WORKER_URL="http://127.0.0.1:$PORT"
-for _ in $(seq 1 120); do
-  if curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null 2>&1; then break; fi
-  kill -0 "$WRANGLER_PID" 2>/dev/null || die "wrangler exited during start"
-  sleep 0.25
-done
-curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null || die "worker not healthy after 30 s"
-log "worker ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler start + first request)"
+# start_worker NAME ENV_FILE: wrangler dev on a free loopback port (its scratch state and log
+# under $WORK/NAME*); sets WORKER_URL and appends the pid to WRANGLER_PIDS.
+start_worker() {
+  local name=$1 env_file=$2 port started pid
+  port="$(free_port)"
+  log "starting wrangler dev ($name) on 127.0.0.1:$port"
+  started=$(date +%s%N)
+  mkdir -p "$WORK/$name"
+  # Run from $WORK/NAME so wrangler's .wrangler/ scratch directory lands there.
+  (cd "$WORK/$name" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
+    --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$port" --local \
+    --env-file "$env_file" --persist-to "$WORK/$name/state" \
+    --show-interactive-dev-session=false --log-level info) > "$WORK/$name.log" 2>&1 &
+  pid=$!
+  WRANGLER_PIDS+=("$pid")
+  WORKER_URL="http://127.0.0.1:$port"
+  for _ in $(seq 1 120); do
+    if curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null 2>&1; then break; fi
+    kill -0 "$pid" 2>/dev/null || die "wrangler ($name) exited during start"
+    sleep 0.25
+  done
+  curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null || die "worker ($name) not healthy after 30 s"
+  log "worker ($name) ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler start + first request)"
+}
+start_worker wrangler "$WORK/worker.env"
 
 # tests/worker/mcp.test.mjs drives /mcp with the official MCP SDK, from npm/node_modules.
 [ -d npm/node_modules/@modelcontextprotocol/sdk ] || (cd npm && npm ci --no-audit --no-fund >&2)
@@ -111,8 +133,18 @@ WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$UR
   WRANGLER_LOG="$WORK/wrangler.log" \
   node --test --test-concurrency=1 --test-reporter=spec "${test_files[@]}"
 
+# The static-v1 worker (MEMLOOM_EMBEDDER) on the second database.
+TOKEN_S="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
+printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-s"}\nMEMLOOM_EMBEDDER=static-v1\n' \
+  "${STATIC_URL/postgres@/memloom_app@}" "$(hash "$TOKEN_S")" > "$WORK/worker-static.env"
+start_worker wrangler-static "$WORK/worker-static.env"
+WORKER_URL="$WORKER_URL" TOKEN_S="$TOKEN_S" DATABASE_URL="$STATIC_URL" \
+  node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/static/*.test.mjs
+
 # No request may have leaked a token or the database URL into the log.
-if grep -qE "$TOKEN_A|$TOKEN_B|postgres://" "$WORK/wrangler.log"; then
-  die "the worker log contains a token or the database URL"
-fi
+for f in "$WORK"/wrangler*.log; do
+  if grep -qE "$TOKEN_A|$TOKEN_B|$TOKEN_S|postgres://" "$f"; then
+    die "the worker log $(basename "$f") contains a token or the database URL"
+  fi
+done
 log "passed"

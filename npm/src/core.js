@@ -128,6 +128,15 @@ export function setStaticDataLoader(loader) {
 export async function loadStaticModel(data) {
   check();
   if (wasm.staticModelLoaded()) return;
+  wasm.loadStaticModel(await staticTableBytes(data));
+}
+
+/**
+ * The bytes of static-v1's table: `data` (bytes, a Response or a URL) or the runtime's own copy
+ * (Node: the package's data/static-v1.bin). A server store keeps a copy for the edge worker
+ * (Store#loadStaticTable).
+ */
+export async function staticTableBytes(data) {
   let bytes = data ?? (staticDataLoader ? await staticDataLoader() : undefined);
   if (bytes === undefined) {
     throw new Error(
@@ -138,7 +147,7 @@ export async function loadStaticModel(data) {
   else if (typeof Response !== 'undefined' && bytes instanceof Response) bytes = await responseBytes(bytes, 'static-v1.bin');
   if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
   if (!(bytes instanceof Uint8Array)) throw new TypeError('loadStaticModel(data): data must be bytes, a Response or a URL');
-  wasm.loadStaticModel(bytes);
+  return bytes;
 }
 
 async function fetchBytes(url) {

@@ -7,7 +7,7 @@
 //   hash-v1's features; cosine = 0.5 static + 0.5 hash-v1. 512 dimensions.
 // - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,
 //   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout.
-import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo } from './core.js';
+import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo, staticTableBytes } from './core.js';
 import { MemloomError } from './errors.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
 /** @import { Embedder, StaticEmbedderOptions, ApiEmbedderOptions, Env } from './types.js' */
@@ -50,6 +50,13 @@ export function staticEmbedder(options) {
       });
       await loading;
       return embedStaticBatch(texts);
+    },
+    /** The table's bytes (a server store keeps a copy for the edge worker: Store#loadStaticTable). */
+    async table() {
+      const bytes = await staticTableBytes(options?.data);
+      // The first load in a process checks the body's XXH64; the database checks the layout.
+      await loadStaticModel(bytes);
+      return bytes;
     },
   };
 }

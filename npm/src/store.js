@@ -363,6 +363,31 @@ export class Store {
   }
 
   /**
+   * static-v1 on a server: a copy of its token table in the database
+   * (sql/memloom/13_static_table.sql), so the edge worker, whose bundle cannot carry the 7.8 MB
+   * file, embeds queries with it too. Done when the store is initialised, and when a store
+   * without it is opened by a role that may write it (another role's open goes on: the worker
+   * names the fix). Returns the token rows loaded, 0 when there was nothing to do.
+   * @param {{ ifMissing?: boolean }} [options]
+   * @returns {Promise<number>}
+   */
+  async loadStaticTable({ ifMissing = false } = {}) {
+    if (this.kind !== 'server' || this.embedder.id !== 'static-v1') return 0;
+    if (ifMissing) {
+      const { rows } = await this.db.query('SELECT EXISTS (SELECT FROM memloom_static_table) AS loaded');
+      if (rows[0].loaded) return 0;
+    }
+    const bytes = await this.embedder.table();
+    try {
+      const { rows } = await this.db.query('SELECT memloom_load_static_table($1) AS n', [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);
+      return rows[0].n;
+    } catch (err) {
+      if (ifMissing && err.code === '42501') return 0;
+      throw new MemloomError(`cannot load static-v1's table into the database (the edge worker embeds with it): ${err.message}; run memloom init as the store's owner`);
+    }
+  }
+
+  /**
    * A store not initialised yet takes this run's embedder (memloom_init_store sizes its vector
    * columns to the embedder's dimensions); an initialised one must match it.
    * @private
@@ -370,7 +395,10 @@ export class Store {
   async _initEmbedder() {
     const stored = await this.storedEmbedder();
     const e = this.embedder;
-    if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) return;
+    if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) {
+      await this.loadStaticTable({ ifMissing: true });
+      return;
+    }
     if (!stored) {
       // A server builds the HNSW indexes now; the embedded store when it is large (maintainVectorIndex).
       const index = this.kind === 'server' && e.dims <= HNSW_MAX_DIMS;
@@ -379,6 +407,7 @@ export class Store {
       } catch (err) {
         throw new MemloomError(`cannot initialise the store for ${e.id} (${e.dims} dimensions): ${err.message}`);
       }
+      await this.loadStaticTable();
       return;
     }
     const storedId = `${stored.name}-v${stored.version}`;

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //! seed migrate URL                                 apply the migrations, initialise for hash-v1
+//! seed static  URL TABLE                           the same for static-v1, its TABLE (static-v1.bin) loaded
 //! seed ingest  URL NAMESPACE DIR [--repeat-to N]   chunk DIR's markdown with memloom-core and load it
 //! seed fuse    URL NAMESPACE QUERIES SECONDS [--fresh]  time memloom_fuse called directly
 //! ```
@@ -54,6 +55,25 @@ async fn migrate_and_init(client: &Client) -> Res<Vec<i32>> {
     };
     memloom_sql::init_store(client, &hash_v1, true).await?;
     Ok(applied)
+}
+
+/// Applies the migrations, initialises the store for static-v1 and loads its token table (the
+/// bytes checked by the core first), as `memloom init --embedder static-v1` does on a server.
+async fn migrate_and_init_static(url: &str, table: &Path) -> Res<()> {
+    let client = connect(url).await?;
+    memloom_sql::migrate(&client).await?;
+    let bytes = std::fs::read(table)?;
+    memloom_core::StaticModel::from_bytes(&bytes)?;
+    let s = memloom_core::STATIC_V1;
+    let store = memloom_sql::StoreEmbedder {
+        name: s.name,
+        version: s.version as i32,
+        dims: s.dims as i32,
+    };
+    memloom_sql::init_store(&client, &store, true).await?;
+    let rows = memloom_sql::load_static_table(&client, &bytes).await?;
+    eprintln!("seed: static-v1 store, {rows} token rows loaded");
+    Ok(())
 }
 
 async fn ingest(url: &str, ns: &str, dir: &Path, repeat_to: Option<usize>) -> Res<()> {
@@ -203,6 +223,7 @@ async fn main() {
                 .map(|v| eprintln!("seed: applied migrations {v:?}")),
             Err(e) => Err(e),
         },
+        ["static", url, table] => migrate_and_init_static(url, Path::new(table)).await,
         ["ingest", url, ns, dir] => ingest(url, ns, Path::new(dir), None).await,
         ["ingest", url, ns, dir, "--repeat-to", n] => match n.parse() {
             Ok(n) => ingest(url, ns, Path::new(dir), Some(n)).await,
@@ -212,7 +233,7 @@ async fn main() {
             Ok(s) => fuse_bench(url, ns, Path::new(queries), s, rest == ["--fresh"]).await,
             Err(_) => Err("SECONDS must be a number".into()),
         },
-        _ => Err("usage: seed migrate URL | ingest URL NS DIR [--repeat-to N] | fuse URL NS QUERIES SECONDS [--fresh]".into()),
+        _ => Err("usage: seed migrate URL | static URL TABLE | ingest URL NS DIR [--repeat-to N] | fuse URL NS QUERIES SECONDS [--fresh]".into()),
     };
     if let Err(e) = result {
         eprintln!("seed: error: {e}");

@@ -88,12 +88,16 @@ impl WorkerConfig {
             }),
         };
         let embedder = EmbedderConfig::from_vars(
+            var("MEMLOOM_EMBEDDER").as_deref(),
             var("MEMLOOM_EMBED_URL").as_deref(),
             var("MEMLOOM_EMBED_MODEL").as_deref(),
             var("MEMLOOM_EMBED_DIMS").as_deref(),
         )
         .map_err(|e| {
-            ConfigError::with_detail("the embedder settings (MEMLOOM_EMBED_*) are invalid", e)
+            ConfigError::with_detail(
+                "the embedder settings (MEMLOOM_EMBEDDER, MEMLOOM_EMBED_*) are invalid",
+                e,
+            )
         });
         let via = if hyperdrive.is_some() {
             "hyperdrive"
@@ -221,10 +225,12 @@ pub fn hyperdrive_target(hd: &HyperdriveBinding) -> Result<DbTarget, String> {
     Ok(t)
 }
 
-/// The query embedder: hash-v1 compiled in, or an OpenAI-compatible API.
+/// The query embedder: hash-v1 compiled in, static-v1 (its vocabulary and token rows read from
+/// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EmbedderConfig {
     Hash,
+    Static,
     Api {
         endpoint: String,
         model: String,
@@ -233,14 +239,34 @@ pub enum EmbedderConfig {
 }
 
 impl EmbedderConfig {
-    /// From `MEMLOOM_EMBED_URL`, `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS` (the same names the
-    /// npm package reads). No URL: hash-v1.
+    /// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
+    /// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS` (the same names and rules as the npm
+    /// package). Neither: hash-v1.
     pub fn from_vars(
+        offline: Option<&str>,
         url: Option<&str>,
         model: Option<&str>,
         dims: Option<&str>,
     ) -> Result<EmbedderConfig, String> {
-        let Some(url) = url.map(str::trim).filter(|u| !u.is_empty()) else {
+        let url = url.map(str::trim).filter(|u| !u.is_empty());
+        if let Some(name) = offline.map(str::trim).filter(|n| !n.is_empty()) {
+            let chosen = match name {
+                "hash-v1" => EmbedderConfig::Hash,
+                "static-v1" => EmbedderConfig::Static,
+                _ => {
+                    return Err(format!(
+                        "unknown embedder {name:?} (MEMLOOM_EMBEDDER); the offline ones are hash-v1, static-v1, and MEMLOOM_EMBED_URL selects an embeddings API"
+                    ))
+                }
+            };
+            if url.is_some() {
+                return Err(format!(
+                    "both the {name} embedder and MEMLOOM_EMBED_URL are set; unset one of them"
+                ));
+            }
+            return Ok(chosen);
+        }
+        let Some(url) = url else {
             return Ok(EmbedderConfig::Hash);
         };
         let model = model.map(str::trim).filter(|m| !m.is_empty()).ok_or(
@@ -272,6 +298,10 @@ impl EmbedderConfig {
                 let h = memloom_core::HASH_V1;
                 (h.name.to_string(), h.version as i32, h.dims as i32)
             }
+            EmbedderConfig::Static => {
+                let s = memloom_core::STATIC_V1;
+                (s.name.to_string(), s.version as i32, s.dims as i32)
+            }
             EmbedderConfig::Api { model, dims, .. } => (format!("api:{model}"), 1, *dims as i32),
         }
     }
@@ -285,7 +315,7 @@ impl EmbedderConfig {
     /// The JSON body of one embeddings call.
     pub fn request_body(&self, text: &str) -> Option<String> {
         match self {
-            EmbedderConfig::Hash => None,
+            EmbedderConfig::Hash | EmbedderConfig::Static => None,
             EmbedderConfig::Api { model, dims, .. } => Some(
                 serde_json::json!({
                     "model": model, "input": [text], "dimensions": dims, "encoding_format": "float"
@@ -472,7 +502,7 @@ mod tests {
 
     #[test]
     fn embedder_defaults_to_hash_v1() {
-        let e = EmbedderConfig::from_vars(None, None, None).unwrap();
+        let e = EmbedderConfig::from_vars(None, None, None, None).unwrap();
         assert_eq!(e.identity(), ("hash".to_string(), 1, 256));
         assert_eq!(e.label(), "hash-v1");
         assert_eq!(e.request_body("x"), None);
@@ -480,9 +510,13 @@ mod tests {
 
     #[test]
     fn api_embedder_needs_model_and_dims() {
-        let e =
-            EmbedderConfig::from_vars(Some("https://api.example.com/v1/"), Some("m"), Some("3"))
-                .unwrap();
+        let e = EmbedderConfig::from_vars(
+            None,
+            Some("https://api.example.com/v1/"),
+            Some("m"),
+            Some("3"),
+        )
+        .unwrap();
         assert_eq!(
             e,
             EmbedderConfig::Api {
@@ -492,9 +526,31 @@ mod tests {
             }
         );
         assert_eq!(e.label(), "api:m-v1");
-        assert!(EmbedderConfig::from_vars(Some("https://x/v1"), None, Some("3")).is_err());
-        assert!(EmbedderConfig::from_vars(Some("https://x/v1"), Some("m"), None).is_err());
-        assert!(EmbedderConfig::from_vars(Some("ftp://x"), Some("m"), Some("3")).is_err());
+        assert!(EmbedderConfig::from_vars(None, Some("https://x/v1"), None, Some("3")).is_err());
+        assert!(EmbedderConfig::from_vars(None, Some("https://x/v1"), Some("m"), None).is_err());
+        assert!(EmbedderConfig::from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
+    }
+
+    #[test]
+    fn offline_embedders_by_name() {
+        let pick = |n: &str| EmbedderConfig::from_vars(Some(n), None, None, None);
+        assert_eq!(pick("static-v1").unwrap(), EmbedderConfig::Static);
+        assert_eq!(pick("hash-v1").unwrap(), EmbedderConfig::Hash);
+        assert_eq!(
+            EmbedderConfig::Static.identity(),
+            ("static".to_string(), 1, 512)
+        );
+        assert_eq!(EmbedderConfig::Static.label(), "static-v1");
+        let e = pick("static-v2").unwrap_err();
+        assert!(e.contains("hash-v1, static-v1"), "{e}");
+        let e = EmbedderConfig::from_vars(
+            Some("static-v1"),
+            Some("https://x/v1"),
+            Some("m"),
+            Some("3"),
+        )
+        .unwrap_err();
+        assert!(e.contains("unset one"), "{e}");
     }
 
     #[test]

@@ -200,3 +200,35 @@ proptest::proptest! {
         proptest::prop_assert!(cosine(&v[STATIC_DIMS..], &embed(&text)) > 0.999_999);
     }
 }
+
+/// The shipped table is the one the constant names (a runtime that reads the rows from a
+/// database compares the two), and a tokenizer built from the vocabulary alone plus the
+/// finishing step gives the model's own vectors: the edge worker's path, in the core.
+#[test]
+fn split_path_equals_the_model() {
+    use memloom_core::embed::{finish_static, StaticTokenizer, STATIC_V1_TABLE_CHECKSUM};
+    assert_eq!(model().checksum(), STATIC_V1_TABLE_CHECKSUM);
+    let bytes =
+        fs::read(repo_tests_dir().join("../crates/memloom-core/data/static-v1.bin")).unwrap();
+    let vocab_len = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
+    let unk = u32::from_le_bytes(bytes[24..28].try_into().unwrap());
+    let vocab = std::str::from_utf8(&bytes[48..48 + vocab_len]).unwrap();
+    let tokenizer = StaticTokenizer::from_vocabulary(vocab.strip_suffix('\n').unwrap(), unk);
+    for text in [
+        "",
+        "How do I read a file line by line?",
+        "ERR_REQUIRE_ESM when importing an ES module",
+        "Caroline (1:56 pm on 8 May, 2023): I went to a LGBTQ support group yesterday.",
+        "naïve café über straße 東京",
+    ] {
+        let ids = tokenizer.tokenize(text);
+        assert_eq!(ids, model().tokenize(text), "{text:?}");
+        let split = finish_static(&model().accumulate(&ids), text);
+        let whole = model().embed(text);
+        assert_eq!(
+            split.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            whole.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            "{text:?}"
+        );
+    }
+}

@@ -18,6 +18,7 @@ mod migrate;
 mod recall;
 mod retry;
 mod scope;
+mod static_table;
 mod store;
 
 pub use error::{Error, ErrorKind};
@@ -31,4 +32,7 @@ pub use migrate::{
 pub use recall::{fuse, remember, remember_at, FuseParams, FusedRow, Remembered};
 pub use retry::{backoff, is_transient, is_transient_sqlstate, retry_transient, WRITE_ATTEMPTS};
 pub use scope::{begin_scoped, set_namespace, SCOPE_SQL};
+pub use static_table::{
+    load_static_table, static_rows, static_vocabulary, StaticRow, StaticVocabulary,
+};
 pub use store::{ensure_vector_index, init_store, StoreEmbedder};

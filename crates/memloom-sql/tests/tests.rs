@@ -20,6 +20,7 @@ mod plans;
 mod recall;
 mod remember;
 mod rls;
+mod static_table;
 mod stats;
 mod store;
 mod tenant;

@@ -19,7 +19,7 @@ use crate::config::{Database, EmbedderConfig};
 use crate::error::{self, ApiError};
 
 use super::context::{now, RequestCx};
-use super::embed::embed_query;
+use super::embed::{embed_query, embed_static};
 
 /// What [`forget`] removes: one memory by id, or every version of a key.
 pub(crate) enum ForgetTarget {
@@ -29,7 +29,8 @@ pub(crate) enum ForgetTarget {
 
 /// Recall for `/v1/recall` and the MCP `recall` tool: embed the query (timed), then one
 /// `memloom_fuse` pipelined with the embedder check (one network round trip after the
-/// startup). Returns the rows, the embedder and the embedding time.
+/// startup). static-v1 embeds on the connection first ([`embed_static`], pipelined with the
+/// check): one round trip more. Returns the rows, the embedder and the embedding time.
 pub(crate) async fn recall(
     cx: &mut RequestCx<'_>,
     recall: &api::Recall,
@@ -38,27 +39,51 @@ pub(crate) async fn recall(
     cx.log.query_chars = Some(recall.query.chars().count());
     let embedder = embedder(cx)?;
     let t = now();
-    let embedding = embed_query(
-        &embedder,
-        cx.config.embed_key.as_deref(),
-        &recall.query,
-        &mut cx.log,
-    )
-    .await?;
-    let embed_ms = now().saturating_sub(t);
-    cx.log.embed_ms = Some(embed_ms);
-    let params = recall.fuse_params(embedding, namespace);
+    let ready = embed_before_connecting(cx, &embedder, &recall.query).await?;
+    let mut embed_ms = now().saturating_sub(t);
     let identity = embedder.identity();
-    let rows = with_db(cx, Some(namespace), move |client| async move {
+    let (rows, static_ms) = with_db(cx, Some(namespace), |client| async move {
+        let Some(embedding) = ready else {
+            let t = now();
+            let (checked, embedded) = join(
+                check_embedder(&client, &identity),
+                embed_static(&client, &recall.query),
+            )
+            .await;
+            checked?;
+            let embedding = embedded?;
+            let ms = now().saturating_sub(t);
+            let rows = memloom_sql::fuse(&client, &recall.fuse_params(embedding, namespace))
+                .await
+                .map_err(|e| store_error(&e))?;
+            return Ok((rows, ms));
+        };
+        let params = recall.fuse_params(embedding, namespace);
         let check = check_embedder(&client, &identity);
         let fuse = memloom_sql::fuse(&client, &params);
         let (checked, fused) = join(check, fuse).await;
         checked?;
-        fused.map_err(|e| store_error(&e))
+        Ok((fused.map_err(|e| store_error(&e))?, 0))
     })
     .await?;
+    embed_ms += static_ms;
+    cx.log.embed_ms = Some(embed_ms);
     cx.log.results = Some(rows.len());
     Ok((rows, embedder, embed_ms))
+}
+
+/// The embedding of `text` when it needs no database (hash-v1, an API), else `None`
+/// (static-v1: [`embed_static`] on the request's connection).
+async fn embed_before_connecting(
+    cx: &mut RequestCx<'_>,
+    embedder: &EmbedderConfig,
+    text: &str,
+) -> Result<Option<Vec<f32>>, ApiError> {
+    if *embedder == EmbedderConfig::Static {
+        return Ok(None);
+    }
+    let key = cx.config.embed_key.as_deref();
+    Ok(Some(embed_query(embedder, key, text, &mut cx.log).await?))
 }
 
 /// Remember for `/v1/memories` and the MCP `remember` tool: embed the text (timed), then
@@ -71,28 +96,41 @@ pub(crate) async fn remember(
     cx.log.query_chars = Some(memory.text.chars().count());
     let embedder = embedder(cx)?;
     let t = now();
-    let embedding = embed_query(
-        &embedder,
-        cx.config.embed_key.as_deref(),
-        &memory.text,
-        &mut cx.log,
-    )
-    .await?;
+    let ready = embed_before_connecting(cx, &embedder, &memory.text).await?;
     cx.log.embed_ms = Some(now().saturating_sub(t));
     let identity = embedder.identity();
     let ns = namespace.to_string();
     let (text, key, at) = (memory.text.clone(), memory.key.clone(), memory.at.clone());
     with_db_write(cx, namespace, |client| {
-        let (identity, ns, key, text, embedding, at) = (
+        let (identity, ns, key, text, ready, at) = (
             identity.clone(),
             ns.clone(),
             key.clone(),
             text.clone(),
-            embedding.clone(),
+            ready.clone(),
             at.clone(),
         );
         async move {
             let check = check_embedder(&client, &identity);
+            let embedding = match ready {
+                Some(embedding) => embedding,
+                None => {
+                    // static-v1: the check first, so a store built otherwise says so.
+                    check.await?;
+                    let embedding = embed_static(&client, &text).await?;
+                    return memloom_sql::remember_at(
+                        &client,
+                        &ns,
+                        key.as_deref(),
+                        &text,
+                        &embedding,
+                        None,
+                        at.as_deref(),
+                    )
+                    .await
+                    .map_err(|e| store_error(&e));
+                }
+            };
             let save = memloom_sql::remember_at(
                 &client,
                 &ns,

@@ -37,7 +37,10 @@ mod static_v1;
 mod stopwords;
 mod wordpiece;
 
-pub use static_v1::{StaticModel, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS};
+pub use static_v1::{
+    accumulate_rows as accumulate_static_rows, finish as finish_static, StaticModel,
+    StaticTokenizer, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS, STATIC_V1_TABLE_CHECKSUM,
+};
 
 use serde::{Deserialize, Serialize};
 

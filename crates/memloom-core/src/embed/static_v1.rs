@@ -72,9 +72,88 @@ const MAGIC: &[u8; 8] = b"MLSTATIC";
 const FORMAT_VERSION: u32 = 1;
 const HEADER_LEN: usize = 48;
 
+/// The vocabulary of a table without its rows: what a runtime needs to tokenize (step 1) when
+/// the rows live elsewhere. The edge worker keeps them in PostgreSQL
+/// (sql/memloom/13_static_table.sql), reads those of a query's tokens, and sums and finishes
+/// with [`accumulate_rows`] and [`finish`], so its vectors are the same bits as
+/// [`StaticModel::embed`]'s.
+pub struct StaticTokenizer {
+    wordpiece: WordPiece,
+}
+
+impl StaticTokenizer {
+    /// `vocabulary`: the table's tokens in id order, one per line; `unk`: the `[UNK]` id.
+    pub fn from_vocabulary(vocabulary: &str, unk: u32) -> StaticTokenizer {
+        StaticTokenizer {
+            wordpiece: WordPiece::new(vocabulary.split('\n'), unk),
+        }
+    }
+
+    /// The WordPiece ids of `text` (step 1), without `[CLS]` / `[SEP]`.
+    pub fn tokenize(&self, text: &str) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(text.len() / 3);
+        self.wordpiece.tokenize(text, &mut ids);
+        ids
+    }
+}
+
+/// The checksum in the header of the table this code was built and tested with
+/// (`crates/memloom-core/data/static-v1.bin`, XXH64 of its body): a table with another one is
+/// another model, so a runtime that reads the rows from a database compares it first.
+pub const STATIC_V1_TABLE_CHECKSUM: u64 = 0xc41f_7733_8f15_24de;
+
+/// Steps 2 and 3 with the rows from anywhere: `row(id)` gives token `id`'s weight and int8 row,
+/// `None` when it has none (it then adds nothing). Exact, so it is summed in `i32` blocks of
+/// [`I32_BLOCK`] tokens (which cannot overflow and vectorise) carried into `i64`. The edge
+/// worker reads the rows of a query's tokens from the store (`memloom_static_rows`).
+pub fn accumulate_rows<'a>(
+    ids: &[u32],
+    row: impl Fn(u32) -> Option<(u16, &'a [i8; STATIC_DIMS])>,
+) -> [i64; STATIC_DIMS] {
+    let mut acc = [0i64; STATIC_DIMS];
+    let mut block = [0i32; STATIC_DIMS];
+    let mut in_block = 0;
+    for &id in ids {
+        let Some((w, row)) = row(id) else {
+            continue;
+        };
+        let w = i32::from(w);
+        for (b, &q) in block.iter_mut().zip(row) {
+            *b += w * i32::from(q);
+        }
+        in_block += 1;
+        if in_block == I32_BLOCK {
+            flush(&mut acc, &mut block);
+            in_block = 0;
+        }
+    }
+    flush(&mut acc, &mut block);
+    acc
+}
+
+/// Steps 4 and 5: the vector of `text` from its integer sums `acc` (step 3).
+pub fn finish(acc: &[i64; STATIC_DIMS], text: &str) -> Vec<f32> {
+    let hash = hash_v1(text);
+    let mut out = Vec::with_capacity(STATIC_V1_DIMS);
+    let sum_sq: i128 = acc.iter().map(|&a| i128::from(a) * i128::from(a)).sum();
+    if sum_sq == 0 {
+        out.resize(STATIC_DIMS, 0.0);
+        out.extend_from_slice(&hash);
+        return out;
+    }
+    let norm = (sum_sq as f64).sqrt();
+    out.extend(
+        acc.iter()
+            .map(|&a| ((a as f64 / norm) * FRAC_1_SQRT_2) as f32),
+    );
+    out.extend(hash.iter().map(|&h| (f64::from(h) * FRAC_1_SQRT_2) as f32));
+    out
+}
+
 /// A loaded token table with its tokenizer.
 pub struct StaticModel {
-    wordpiece: WordPiece,
+    tokenizer: StaticTokenizer,
+    checksum: u64,
     first_id: u32,
     weights: Vec<u16>,
     rows: Vec<i8>,
@@ -133,7 +212,7 @@ impl StaticModel {
         if tokens.split('\n').count() != vocab_size as usize {
             return Err(bad("vocabulary size differs from the header"));
         }
-        let wordpiece = WordPiece::new(tokens.split('\n'), unk);
+        let tokenizer = StaticTokenizer::from_vocabulary(tokens, unk);
         let weights = body[vocab_len..vocab_len + rows * 2]
             .chunks_exact(2)
             .map(|b| u16::from_le_bytes([b[0], b[1]]))
@@ -143,7 +222,8 @@ impl StaticModel {
             .map(|&b| b as i8)
             .collect();
         Ok(StaticModel {
-            wordpiece,
+            tokenizer,
+            checksum,
             first_id,
             weights,
             rows,
@@ -152,56 +232,32 @@ impl StaticModel {
 
     /// The WordPiece ids of `text` (step 1), without `[CLS]` / `[SEP]`.
     pub fn tokenize(&self, text: &str) -> Vec<u32> {
-        let mut ids = Vec::with_capacity(text.len() / 3);
-        self.wordpiece.tokenize(text, &mut ids);
-        ids
+        self.tokenizer.tokenize(text)
     }
 
-    /// Steps 2 and 3: the integer sum of the token rows. Exact, so it is summed in `i32` blocks
-    /// of [`I32_BLOCK`] tokens (which cannot overflow and vectorise) carried into `i64`.
+    /// The XXH64 of the table's body, from its header (checked at load).
+    pub fn checksum(&self) -> u64 {
+        self.checksum
+    }
+
+    /// Steps 2 and 3: the integer sum of the token rows ([`accumulate_rows`] over this table).
     pub fn accumulate(&self, ids: &[u32]) -> [i64; STATIC_DIMS] {
-        let mut acc = [0i64; STATIC_DIMS];
-        let mut block = [0i32; STATIC_DIMS];
-        let mut in_block = 0;
-        for &id in ids {
-            let Some(r) = id.checked_sub(self.first_id) else {
-                continue;
-            };
-            let r = r as usize;
-            let w = i32::from(self.weights[r]);
-            let row: &[i8; STATIC_DIMS] = self.rows[r * STATIC_DIMS..(r + 1) * STATIC_DIMS]
-                .try_into()
-                .expect("rows are STATIC_DIMS long");
-            for (b, &q) in block.iter_mut().zip(row) {
-                *b += w * i32::from(q);
-            }
-            in_block += 1;
-            if in_block == I32_BLOCK {
-                flush(&mut acc, &mut block);
-                in_block = 0;
-            }
-        }
-        flush(&mut acc, &mut block);
-        acc
+        accumulate_rows(ids, |id| self.row(id))
+    }
+
+    /// The weight and int8 row of token `id`, or `None` for the ids without one (below the
+    /// table's first row: `[UNK]` and the other special tokens).
+    pub fn row(&self, id: u32) -> Option<(u16, &[i8; STATIC_DIMS])> {
+        let r = id.checked_sub(self.first_id)? as usize;
+        let row = self.rows.get(r * STATIC_DIMS..(r + 1) * STATIC_DIMS)?;
+        Some((
+            self.weights[r],
+            row.try_into().expect("rows are STATIC_DIMS long"),
+        ))
     }
 
     /// Embeds `text` with `static-v1`: a unit vector of [`STATIC_V1_DIMS`] components.
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        let acc = self.accumulate(&self.tokenize(text));
-        let hash = hash_v1(text);
-        let mut out = Vec::with_capacity(STATIC_V1_DIMS);
-        let sum_sq: i128 = acc.iter().map(|&a| i128::from(a) * i128::from(a)).sum();
-        if sum_sq == 0 {
-            out.resize(STATIC_DIMS, 0.0);
-            out.extend_from_slice(&hash);
-            return out;
-        }
-        let norm = (sum_sq as f64).sqrt();
-        out.extend(
-            acc.iter()
-                .map(|&a| ((a as f64 / norm) * FRAC_1_SQRT_2) as f32),
-        );
-        out.extend(hash.iter().map(|&h| (f64::from(h) * FRAC_1_SQRT_2) as f32));
-        out
+        finish(&self.accumulate(&self.tokenize(text)), text)
     }
 }
