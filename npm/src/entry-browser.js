@@ -25,3 +25,4 @@ export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo }
 export { openStore, Store, MemloomError, ARMS, DEFAULT_NAMESPACE, EMBEDDED_HNSW_THRESHOLD, IMPORT_BATCH } from './store.js';
 export { hashEmbedder, staticEmbedder, apiEmbedder } from './embedders.js';
 export { offlineExtractor, llmExtractor } from './extractors.js';
+export { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, decodeVector, encodeVector } from './export.js';
