@@ -104,10 +104,18 @@ async fn each_arm_uses_its_index() {
         .unwrap();
     let plans: Vec<String> = notices.try_iter().collect();
     let plans = plans.join("\n----\n");
-    let ids = |rows: &[memloom_sql::FusedRow]| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+    // The voted (fused) results; the unscored tail past them comes from deeper approximate HNSW
+    // scans, whose neighbours may differ when the scan also filters by time (docs/TIME.md).
+    let voted = |rows: &[memloom_sql::FusedRow]| {
+        rows.iter()
+            .filter(|r| r.rrf_score > 0.0)
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+    };
+    assert!(voted(&rows).len() >= 20, "{rows:?}");
     assert_eq!(
-        ids(&timed),
-        ids(&rows),
+        voted(&timed),
+        voted(&rows),
         "every item is valid in 2999 and saved after 2000"
     );
     for index in [
