@@ -15,6 +15,10 @@ import { fileURLToPath } from 'node:url';
 import { openStore, staticEmbedder } from '../src/entry-node.js';
 import { decodeVector } from '../src/export.js';
 import { runCli, fixtures } from './helpers.js';
+import { migrations } from '../sql/migrations.js';
+
+/** The schema version this package's migrations reach (a dump records its store's). */
+const SCHEMA_VERSION = Math.max(...migrations.map((m) => m.version));
 
 const url = process.env.MEMLOOM_TEST_DATABASE_URL;
 const nodeDocs = fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url));
@@ -92,7 +96,7 @@ test('the dump: header, entities before items, links by key and version, an end 
   const [header] = lines;
   assert.equal(header.format, 'memloom-export');
   assert.equal(header.formatVersion, 1);
-  assert.equal(header.schemaVersion, 16);
+  assert.equal(header.schemaVersion, SCHEMA_VERSION);
   assert.deepEqual(header.embedder, { name: 'hash', version: 1, dims: 256 });
   assert.deepEqual(header.namespaces, ['default']);
   const end = lines.at(-1);
@@ -195,7 +199,7 @@ test('newer format or schema versions are refused, naming the versions', () => {
   const header = JSON.parse(lines[0]);
   for (const [field, value, pattern] of [
     ['formatVersion', 2, /format version 2, newer than this memloom's 1; upgrade memloom/],
-    ['schemaVersion', 999, /schema version 999, newer than this memloom's 16; upgrade memloom/],
+    ['schemaVersion', 999, new RegExp(`schema version 999, newer than this memloom's ${SCHEMA_VERSION}; upgrade memloom`)],
   ]) {
     writeFileSync(join(tmp, 'newer.jsonl'), [JSON.stringify({ ...header, [field]: value }), ...lines.slice(1)].join('\n') + '\n');
     const r = runCli(['import', join(tmp, 'newer.jsonl'), '--store', dir(`newer-${field}`)]);
@@ -236,7 +240,16 @@ test('mem0 export: user_id -> namespace, id -> key, created_at kept; a re-run wr
   await withStore({ dir: dir('mem0'), namespace: 'alice' }, async (s) => {
     const h = await s.history('6f1c2d3e-0001-4a5b-9c8d-000000000001');
     assert.deepEqual(h.map(({ id, ...x }) => x), [
-      { key: '6f1c2d3e-0001-4a5b-9c8d-000000000001', version: 1, status: 'active', content: 'Prefers window seats on long flights', createdAt: '2024-09-03T17:16:05.490Z' },
+      {
+        key: '6f1c2d3e-0001-4a5b-9c8d-000000000001',
+        version: 1,
+        status: 'active',
+        content: 'Prefers window seats on long flights',
+        createdAt: '2024-09-03T17:16:05.490Z',
+        validFrom: '2024-09-03T17:16:05.490Z', // mem0's created_at: the belief since then
+        validTo: null,
+        eventAt: null,
+      },
     ]);
     const { rows } = await s.db.query(`SELECT metadata, updated_at FROM memloom_items WHERE key = $1`, ['6f1c2d3e-0001-4a5b-9c8d-000000000001']);
     assert.equal(rows[0].metadata.category, 'travel');
