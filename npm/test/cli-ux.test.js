@@ -58,7 +58,9 @@ test('did you mean: a wrong command and a wrong flag', () => {
   assert.match(r.stderr, /history: missing required argument 'key'; see memloom history --help/);
   r = runCli(['init', 'extra']);
   assert.equal(r.status, 2);
-  assert.match(r.stderr, /init: too many arguments/);
+  assert.match(r.stderr, /init takes no arguments, not 1 \(quote a text that has spaces\); see memloom init --help/);
+  r = runCli(['remember', 'two', 'words']);
+  assert.match(r.stderr, /remember takes at most 1 argument, not 2/);
 });
 
 test('--version prints the package version', () => {

@@ -84,6 +84,11 @@ function usageMessage(e, argv) {
     const flag = /'([^']*)'/.exec(first)?.[1] ?? '';
     return `Unknown option '${flag}'${name ? ` for ${name}` : ''}${hint ? ` (${hint})` : ''}; see ${help}`;
   }
+  if (e.code === 'commander.excessArguments') {
+    const [expected, got] = [...first.matchAll(/\d+/g)].map((m) => Number(m[0]));
+    const takes = expected === 0 ? 'takes no arguments' : `takes at most ${expected} argument${expected === 1 ? '' : 's'}`;
+    return `${name ?? 'memloom'} ${takes}, not ${got} (quote a text that has spaces); see ${help}`;
+  }
   return `${name ? `${name}: ` : ''}${first}${hint ? ` (${hint})` : ''}; see ${help}`;
 }
 
