@@ -92,6 +92,8 @@ export async function* readMem0(path) {
 /**
  * `memloom export`: the store's dump (Store#exportDump) as JSONL to `path`, or to `stream`
  * (stdout) when no path is given, one line per object, honouring backpressure.
+ * @param {import('./store.js').Store} store
+ * @param {{ path?: string, stream: NodeJS.WritableStream, namespace?: string, memloomVersion?: string | null }} options
  */
 export async function exportToFile(store, { path, stream, namespace, memloomVersion }) {
   const { createWriteStream } = await import('node:fs');
@@ -118,6 +120,8 @@ export async function exportToFile(store, { path, stream, namespace, memloomVers
  * `from: 'mem0'`, a header made for the file, its exportId `mem0:` + the file's SHA-256, so a
  * re-run of the same file resumes) and the lines to pass to Store#importDump. `progress` gets
  * the bytes read so far.
+ * @param {string} path
+ * @param {{ from?: string, namespace?: string, progress?: (p: { bytes: number, size: number }) => void }} [options]
  */
 export async function openDump(path, { from = 'memloom', namespace, progress } = {}) {
   const { mem0Lines } = await import('./export.js');

@@ -14,7 +14,7 @@ export const EXPORT_FORMAT_VERSION = 1;
 export const EXPORT_PAGE = 500;
 /** Lines per import batch: one embed call (when re-embedding) and one transaction each. */
 export const IMPORT_DUMP_BATCH = 500;
-/** Instants of the time branch (sql/migrations/0015): read when present, written once the columns exist. */
+/** The validity interval and event time (docs/TIME.md): optional on import (docs/EXPORT.md). */
 const TIME_FIELDS = ['validFrom', 'validTo', 'eventAt'];
 
 /**
@@ -23,6 +23,10 @@ const TIME_FIELDS = ['validFrom', 'validTo', 'eventAt'];
  * entities and its items in id order, then an end line with the counts. Options: `namespace`
  * (one; default every namespace the session can see), `memloomVersion` (for the header).
  * Returns `{exportId, namespaces, entities, items, lines}`.
+ * @param {import('./store.js').Store} store
+ * @param {(line: import('./types.js').DumpLine) => void | Promise<void>} write
+ * @param {{ namespace?: string, memloomVersion?: string | null }} [options]
+ * @returns {Promise<import('./types.js').ExportReport>}
  */
 export async function exportDump(store, write, { namespace, memloomVersion = null } = {}) {
   const db = store.db;
