@@ -1,4 +1,4 @@
--- memloom, the current definition, part 1 of 11: the store. A fresh database runs the files of
+-- memloom, the current definition, part 1 of 12: the store. A fresh database runs the files of
 -- sql/memloom/ in name order, in one transaction, and the runner records every frozen
 -- migration of sql/migrations/ in memloom_migrations (sql/README.md). An existing store is
 -- upgraded by those migrations instead; a test proves that both give the same catalog.
@@ -20,7 +20,7 @@ CREATE TABLE memloom_meta (
     schema_version   integer NOT NULL,
     CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (schema_version) VALUES (14);
+INSERT INTO memloom_meta (schema_version) VALUES (17);
 
 -- Store initialisation: the embedder and its dimensions -------------------------------------
 -- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one

@@ -1,4 +1,4 @@
--- memloom, the current definition, part 2 of 11: lexemes. The keyword index of a text, used
+-- memloom, the current definition, part 2 of 12: lexemes. The keyword index of a text, used
 -- by the pool's generated columns (tsv, heading_tsv) and, for queries, by the keyword arm
 -- (05_keyword_arm.sql).
 --

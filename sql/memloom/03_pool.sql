@@ -1,4 +1,4 @@
--- memloom, the current definition, part 3 of 11: the pool. Memories and document chunks in
+-- memloom, the current definition, part 3 of 12: the pool. Memories and document chunks in
 -- one table (memloom_items), the entities the indexer extracts from them and the mention edges
 -- between the two. Every row belongs to one namespace; row-level security binds other roles
 -- to theirs (10_security.sql); the statistics triggers on these tables are in

@@ -1,4 +1,4 @@
--- memloom, the current definition, part 4 of 11: statistics. The keyword arm's BM25
+-- memloom, the current definition, part 4 of 12: statistics. The keyword arm's BM25
 -- statistics (document frequency per lexeme, document count and length per namespace) and the
 -- entity arm's entity frequencies, kept exact by the writes themselves.
 --

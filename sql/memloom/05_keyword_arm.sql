@@ -1,4 +1,4 @@
--- memloom, the current definition, part 5 of 11: the keyword arm. BM25 over the pool's tsv
+-- memloom, the current definition, part 5 of 12: the keyword arm. BM25 over the pool's tsv
 -- (02_lexemes.sql), with a heading field (BM25F), idf from the statistics (04_statistics.sql).
 --
 -- Queries (memloom_query_terms): an identifier token gives only its exact lexeme (so

@@ -1,4 +1,4 @@
--- memloom, the current definition, part 6 of 11: the vector arm. The nearest active items by
+-- memloom, the current definition, part 6 of 12: the vector arm. The nearest active items by
 -- cosine distance, through the HNSW index when the store has one (memloom_ensure_vector_index,
 -- 01_store.sql), exactly otherwise.
 

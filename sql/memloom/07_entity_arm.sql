@@ -1,4 +1,4 @@
--- memloom, the current definition, part 7 of 11: the entity arm.
+-- memloom, the current definition, part 7 of 12: the entity arm.
 --
 -- score(item) = sum over anchored entities e it mentions of
 --     ((sim(q, e) - gate) / (1 - gate))^2     similarity above the gate, sharpened

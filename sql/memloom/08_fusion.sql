@@ -1,4 +1,4 @@
--- memloom, the current definition, part 8 of 11: fusion, and recall in one call.
+-- memloom, the current definition, part 8 of 12: fusion, and recall in one call.
 --
 -- memloom_rrf: rank = 1-based position in an arm's list (a repeated id keeps its first rank);
 -- score = w_vector/(k+vector_rank) + w_keyword/(k+keyword_rank) + w_entity/(k+entity_rank),

@@ -1,4 +1,4 @@
--- memloom, the current definition, part 9 of 11: memories. remember (a new version of a key,
+-- memloom, the current definition, part 9 of 12: memories. remember (a new version of a key,
 -- superseding the active one) and forget (a key's every version, or one item by id), the one
 -- implementation every client calls (npm store and CLI, MCP, the edge worker through
 -- crates/memloom-sql).

@@ -1,4 +1,4 @@
--- memloom, the current definition, part 10 of 11: security. Namespaces bound to database
+-- memloom, the current definition, part 10 of 12: security. Namespaces bound to database
 -- roles, row-level security on every table that holds a namespace's rows, and the pinned
 -- search paths of the functions that run as the owner. The trust model and how to provision a
 -- tenant role: docs/SECURITY.md.

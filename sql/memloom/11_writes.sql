@@ -1,4 +1,4 @@
--- memloom, the current definition, part 11 of 11: the write path's batches. A batch of files'
+-- memloom, the current definition, part 11 of 12: the write path's batches. A batch of files'
 -- chunk replacement (memloom_replace_chunks) and an entity index batch (memloom_index_batch,
 -- memloom_prune_index) as SQL functions, so every client writes them the same way, in one
 -- statement per batch, under one lock discipline: the advisory lock per (namespace, root,

@@ -64,9 +64,7 @@ const FORGET: &str = "SELECT items::bigint, mentions::bigint, entities::bigint, 
 
 const HISTORY: &str = "SELECT id, version, status, content,
        to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')
-  FROM memloom_items
- WHERE namespace = $1 AND kind = 'memory' AND key = $2
- ORDER BY version";
+  FROM memloom_history($1, $2)";
 
 /// Forgets a memory key (every version) or one memory, in `namespace` only. One statement:
 /// atomic on its own, or part of the caller's transaction. A deadlock or serialization
