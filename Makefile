@@ -36,7 +36,7 @@ test-worker:
 	bash scripts/test-worker.sh
 
 # Namespaces sharded across PostgreSQL servers with PL/Proxy: a proxy, 2 partitions and one plain
-# server on loopback (installs PL/Proxy from Debian when missing); about 6 minutes, so not in
+# server on loopback (installs PL/Proxy from Debian when missing); about 10 minutes, so not in
 # `make test` (docs/SCALING.md).
 test-scale:
 	bash scripts/test-scale.sh
