@@ -20,17 +20,21 @@ stop_all() {
   started=()
 }
 trap stop_all EXIT
+# Not in a subshell: the list of started clusters must reach stop_all.
 start() {
   started+=("$1")
-  MEMLOOM_PG_STATE="$STATE/pg-$1" bash scripts/pg.sh start
+  MEMLOOM_PG_STATE="$STATE/pg-$1" bash scripts/pg.sh start >"$STATE/url-$1"
+  url="$(cat "$STATE/url-$1")"
 }
 
-for n in 2 4; do
+# MEMLOOM_BENCH_PARTITION_COUNTS="2 4" (default) runs each layout on fresh clusters.
+for n in ${MEMLOOM_BENCH_PARTITION_COUNTS:-2 4}; do
   parts=()
-  for ((p = 0; p < n; p++)); do parts+=("$(start "p$p")"); done
-  proxy="$(start proxy)"
+  for ((p = 0; p < n; p++)); do start "p$p"; parts+=("$url"); done
+  start proxy
+  proxy="$url"
   single=""
-  if [ "$n" = 4 ]; then single="$(start single)"; fi
+  if [ "$n" = 4 ]; then start single; single="$url"; fi
   args=()
   for u in "${parts[@]}"; do args+=(--partition "$u"); done
   node scripts/memloom-shard.mjs setup --proxy "$proxy" "${args[@]}"

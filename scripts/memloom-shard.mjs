@@ -152,10 +152,12 @@ async function setup({ proxy: proxyUrl, partition: urls }) {
       await proxy.query('CREATE USER MAPPING FOR PUBLIC SERVER memloom');
       await proxy.query('GRANT USAGE ON FOREIGN SERVER memloom TO PUBLIC');
     } else {
+      // One statement: PL/Proxy checks the partitions after each (a power of 2 at every step).
       const { rows: cur } = await proxy.query(`SELECT srvoptions FROM pg_foreign_server WHERE srvname = 'memloom'`);
-      const drop = (cur[0].srvoptions ?? []).map((o) => `DROP ${o.split('=')[0]}`);
-      if (drop.length) await proxy.query(`ALTER SERVER memloom OPTIONS (${drop.join(', ')})`);
-      await proxy.query(`ALTER SERVER memloom OPTIONS (ADD ${opts.replace(/, p/g, ', ADD p')})`);
+      const had = new Set((cur[0].srvoptions ?? []).map((o) => o.split('=')[0]));
+      const changes = urls.map((u, p) => `${had.has(`p${p}`) ? 'SET' : 'ADD'} p${p} ${lit(connstr(u))}`);
+      for (const k of had) if (/^p[0-9]+$/.test(k) && Number(k.slice(1)) >= urls.length) changes.push(`DROP ${k}`);
+      await proxy.query(`ALTER SERVER memloom OPTIONS (${changes.join(', ')})`);
     }
     await proxy.query(readFileSync(join(ROOT, 'sql', 'plproxy', 'front.sql'), 'utf8'));
     const p0 = await connect(urls[0]);
