@@ -27,14 +27,15 @@ start() {
   url="$(cat "$STATE/url-$1")"
 }
 
-# MEMLOOM_BENCH_PARTITION_COUNTS="2 4" (default) runs each layout on fresh clusters.
+# MEMLOOM_BENCH_PARTITION_COUNTS="2 4" (default) runs each layout on fresh clusters;
+# MEMLOOM_BENCH_MIXED=0 measures the latency only (no one-server baseline).
 for n in ${MEMLOOM_BENCH_PARTITION_COUNTS:-2 4}; do
   parts=()
   for ((p = 0; p < n; p++)); do start "p$p"; parts+=("$url"); done
   start proxy
   proxy="$url"
   single=""
-  if [ "$n" = 4 ]; then start single; single="$url"; fi
+  if [ "$n" = 4 ] && [ "${MEMLOOM_BENCH_MIXED:-1}" != 0 ]; then start single; single="$url"; fi
   args=()
   for u in "${parts[@]}"; do args+=(--partition "$u"); done
   node scripts/memloom-shard.mjs setup --proxy "$proxy" "${args[@]}"

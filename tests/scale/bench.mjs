@@ -6,7 +6,7 @@
 //      holding the same namespaces (ops/s, and per core of this machine).
 // Each recall's results are checked to equal the direct call's inside the timed loop.
 // Env: MEMLOOM_BENCH_PROXY, MEMLOOM_BENCH_PARTITIONS (comma-separated), MEMLOOM_BENCH_SINGLE
-// (optional: the throughput baseline), MEMLOOM_BENCH_LABEL.
+// (optional: the throughput baseline), MEMLOOM_BENCH_LABEL, MEMLOOM_BENCH_MIXED=0 (latency only).
 import { cpus } from 'node:os';
 import { existsSync, readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -146,7 +146,8 @@ async function mixed(url) {
   return { secs, recalls, writes, ops: recalls + writes };
 }
 
-{
+// MEMLOOM_BENCH_MIXED=0: latency only.
+if (process.env.MEMLOOM_BENCH_MIXED !== '0') {
   const cores = cpus().length;
   const proxied = await mixed(PROXY);
   const rate = proxied.ops / proxied.secs;
