@@ -3,6 +3,7 @@
 # PostgreSQL + pgvector, Chromium) and skips what is already there.
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
+.PHONY: test-scale bench-scale
 .PHONY: demo test lint test-core test-fuzz fuzz-long faults bench-sql bench-ingest bench-export bench-worker bench-embedded test-wasm-build test-sql test-npm test-worker test-preview preview wasm-target bench
 
 ## demo: the main job: the memloom CLI on a fresh embedded (PGlite) store, offline, over the
@@ -33,6 +34,17 @@ test-npm:
 # The edge worker in workerd (wrangler) against a real PostgreSQL: REST and MCP end to end.
 test-worker:
 	bash scripts/test-worker.sh
+
+# Namespaces sharded across PostgreSQL servers with PL/Proxy: a proxy, 2 partitions and one plain
+# server on loopback (installs PL/Proxy from Debian when missing); about 10 minutes, so not in
+# `make test` (docs/SCALING.md).
+test-scale:
+	bash scripts/test-scale.sh
+
+## bench-scale: recall through the PL/Proxy front vs the owning partition (2 and 4 partitions),
+## mixed recall/remember throughput with 4 partitions vs one server
+bench-scale:
+	bash scripts/bench-scale.sh
 
 # The in-browser preview page end to end in Debian's Chromium (screenshots in target/preview/).
 test-preview:

@@ -3,6 +3,8 @@
 #
 #   scripts/pg.sh install   install PostgreSQL 15 and build pgvector 0.8 from Debian's trixie
 #                           source package (idempotent: skipped when vector.control exists)
+#   scripts/pg.sh install-plproxy   the above, plus PL/Proxy (Debian's postgresql-15-plproxy,
+#                           for the sharded deployment: docs/SCALING.md; skipped when installed)
 #   scripts/pg.sh start     start a throwaway cluster on a free 127.0.0.1 port (trust auth),
 #                           print its URL and write it to $MEMLOOM_PG_STATE/url
 #   scripts/pg.sh stop      stop that cluster and delete its data directory
@@ -76,6 +78,22 @@ PIN
   log "installed: $(grep default_version "$PG_EXT_DIR/vector.control")"
 }
 
+cmd_install_plproxy() {
+  cmd_install
+  if [ -f "$PG_EXT_DIR/plproxy.control" ]; then
+    log "PL/Proxy already installed; skipping"
+    return 0
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  log "installing postgresql-$PG_VERSION-plproxy (Debian)"
+  as_root apt-get install -y -q --no-install-recommends "postgresql-$PG_VERSION-plproxy" >&2 || {
+    as_root apt-get update -q >&2
+    as_root apt-get install -y -q --no-install-recommends "postgresql-$PG_VERSION-plproxy" >&2
+  }
+  [ -f "$PG_EXT_DIR/plproxy.control" ] || die "PL/Proxy did not install into $PG_EXT_DIR"
+  log "installed: PL/Proxy $(grep default_version "$PG_EXT_DIR/plproxy.control")"
+}
+
 is_running() {
   [ -f "$STATE/datadir" ] && as_owner "$PG_BIN/pg_ctl" -D "$(cat "$STATE/datadir")" status >/dev/null 2>&1
 }
@@ -141,8 +159,9 @@ cmd_url() {
 
 case "${1:-}" in
   install) cmd_install ;;
+  install-plproxy) cmd_install_plproxy ;;
   start) cmd_start ;;
   stop) cmd_stop ;;
   url) cmd_url ;;
-  *) echo "usage: scripts/pg.sh install|start|stop|url" >&2; exit 2 ;;
+  *) echo "usage: scripts/pg.sh install|install-plproxy|start|stop|url" >&2; exit 2 ;;
 esac

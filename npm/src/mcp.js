@@ -56,14 +56,12 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
     if ((id === undefined) === (key === undefined)) {
       return toolError('pass exactly one of id (one memory) or key (every version of a key)');
     }
-    if (id !== undefined) {
-      const { rows } = await store.db.query('SELECT kind FROM memloom_items WHERE namespace = $1 AND id = $2', [store.namespace, id]);
-      if (rows.length > 0 && rows[0].kind !== 'memory') {
-        return toolError(`item ${id} is a document chunk, not a memory; chunks are removed by deleting the file and ingesting again`);
-      }
+    // The count memloom_forget reports (0: nothing matched, or a concurrent forget won); by id
+    // it deletes memories only and says when the id names a document chunk.
+    const { deleted, notAMemory } = await store.forget(id !== undefined ? { id, memoriesOnly: true } : { key });
+    if (notAMemory) {
+      return toolError(`item ${id} is a document chunk, not a memory; chunks are removed by deleting the file and ingesting again`);
     }
-    // The count memloom_forget reports (0: nothing matched, or a concurrent forget won).
-    const { deleted } = await store.forget(id !== undefined ? { id } : { key });
     if (deleted === 0) {
       return toolError(
         id !== undefined

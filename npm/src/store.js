@@ -32,8 +32,6 @@ export const DEFAULT_NAMESPACE = 'default';
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
 /** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */
 export const HNSW_MAX_DIMS = 2000;
-/** The items' HNSW index, as memloom_ensure_vector_index (sql/memloom/01_store.sql) names it. */
-const VECTOR_INDEX = 'memloom_items_embedding';
 /** sql/README.md: "memloom" as a bigint; every runner queues on it. */
 const MIGRATION_LOCK = '30792293106544493';
 const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
@@ -486,8 +484,7 @@ export class Store {
       const known = new Map(
         (
           await this.db.query(
-            `SELECT source, min(metadata->>'fileHash') AS hash FROM memloom_items
-             WHERE namespace = $1 AND kind = 'chunk' AND metadata->>'root' = $2 GROUP BY source`,
+            'SELECT source, hash FROM memloom_file_hashes($1, $2)',
             [this.namespace, group.root],
           )
         ).rows.map((r) => [r.source, r.hash]),
@@ -625,8 +622,8 @@ export class Store {
 
   /** The namespace's active items, from the statistics the writes keep. @private */
   async _activeItems() {
-    const { rows } = await this.db.query('SELECT doc_count::int AS n FROM memloom_namespace_stats WHERE namespace = $1', [this.namespace]);
-    return rows[0]?.n ?? 0;
+    const { rows } = await this.db.query('SELECT memloom_active_items($1) AS n', [this.namespace]);
+    return rows[0].n;
   }
 
   /**
@@ -652,11 +649,8 @@ export class Store {
 
   /** @private */
   async _hasVectorIndex() {
-    const { rows } = await this.db.query(
-      `SELECT 1 FROM pg_indexes WHERE tablename = 'memloom_items' AND indexname = $1`,
-      [VECTOR_INDEX],
-    );
-    return rows.length > 0;
+    const { rows } = await this.db.query('SELECT memloom_vector_index_exists() AS present');
+    return rows[0].present;
   }
 
   // Memories ------------------------------------------------------------------------------------
@@ -752,15 +746,10 @@ export class Store {
       const state = new Map();
       if (keys.length > 0) {
         // The keys' own locks (memloom_remember's, in key order) before reading what is
-        // stored, so a concurrent import of the same records on a server cannot pass the check too.
-        await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || k, 7)) FROM unnest($2::text[]) AS k ORDER BY k`, [this.namespace, keys]);
-        const { rows } = await tx.query(
-          `SELECT key,
-                  max((metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(metadata->'seq') = 'number') AS seq,
-                  max(content) FILTER (WHERE status = 'active') AS active
-           FROM memloom_items WHERE namespace = $1 AND kind = 'memory' AND key = ANY ($2::text[]) GROUP BY key`,
-          [this.namespace, keys],
-        );
+        // stored, so a concurrent import of the same records on a server cannot pass the check
+        // too: memloom_memory_states (sql/memloom/14_reads.sql) takes them, to the end of this
+        // transaction, and reads each key's newest seq and active text.
+        const { rows } = await tx.query('SELECT key, seq, active FROM memloom_memory_states($1, $2::text[])', [this.namespace, keys]);
         for (const r of rows) state.set(r.key, { seq: r.seq == null ? null : Number(r.seq), active: r.active });
       }
       const out = { written: 0, skipped: 0, superseding: 0 };
@@ -794,7 +783,8 @@ export class Store {
    * Deletes a memory key (every version) or one item by id, with their mentions and the
    * entities nothing mentions any more: memloom_forget (sql/memloom/09_memories.sql), the function
    * every client calls, under the key's lock as remember takes it. Returns what it removed:
-   * `{deleted, mentions, entities}` (deleted = items).
+   * `{deleted, mentions, entities}` (deleted = items). `{id, memoriesOnly: true}` deletes the id
+   * only when it names a memory and adds `notAMemory` (true: it names a document chunk).
    * `{all: true, namespace}` forgets the whole namespace (it must be this store's: naming it is
    * the confirmation): memloom_forget_namespace (sql/0012_integrity.sql) deletes every item,
    * mention, entity and statistics row of it in one transaction and adds `statistics` (rows).
@@ -834,11 +824,14 @@ export class Store {
     } else {
       throw new MemloomError('forget takes a key, {key}, {id} or {all: true, namespace}');
     }
-    // memories_only false: the CLI's `forget --id` removes any item of the namespace, chunks too.
+    // memories_only false: the CLI's `forget --id` removes any item of the namespace, chunks too;
+    // {id, memoriesOnly: true} (MCP) deletes nothing when the id names a chunk, and says so.
+    const memoriesOnly = t.memoriesOnly === true;
     const { rows } = await this.db.transaction((tx) =>
-      tx.query('SELECT items, mentions, entities FROM memloom_forget($1, $2, $3, false)', [this.namespace, key, id]),
+      tx.query('SELECT items, mentions, entities, not_a_memory FROM memloom_forget($1, $2, $3, $4)', [this.namespace, key, id, memoriesOnly]),
     );
     const out = { deleted: Number(rows[0].items), mentions: Number(rows[0].mentions), entities: Number(rows[0].entities) };
+    if (memoriesOnly) out.notAMemory = rows[0].not_a_memory === true;
     if (out.deleted > 0) await this._afterWrite({ small: true });
     return out;
   }
@@ -875,11 +868,7 @@ export class Store {
    */
   async memories({ limit = 100 } = {}) {
     if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
-    const { rows } = await this.db.query(
-      `SELECT id, key, version, content, created_at FROM memloom_items
-       WHERE namespace = $1 AND kind = 'memory' AND status = 'active' ORDER BY id DESC LIMIT $2`,
-      [this.namespace, limit],
-    );
+    const { rows } = await this.db.query('SELECT id, key, version, content, created_at FROM memloom_memories($1, $2)', [this.namespace, limit]);
     return rows.map((r) => ({
       id: Number(r.id),
       key: r.key ?? null,
@@ -989,12 +978,9 @@ export class Store {
   async index({ onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
     const ns = this.namespace;
     const ex = extractor ?? offlineExtractor();
-    if (all) await this.db.query('UPDATE memloom_items SET indexed_at = NULL WHERE namespace = $1 AND indexed_at IS NOT NULL', [ns]);
-    const { rows: todo } = await this.db.query(
-      `SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL`,
-      [ns],
-    );
-    const total = todo[0].n;
+    if (all) await this.db.query('SELECT memloom_reset_index($1)', [ns]);
+    const { rows: todo } = await this.db.query('SELECT unindexed FROM memloom_stats($1)', [ns]);
+    const total = todo[0].unindexed;
     // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
     const bulk = total > (await this._activeItems()) / 2;
     const started = Date.now();
@@ -1004,12 +990,7 @@ export class Store {
     const mentioned = new Set();
     let after = 0;
     for (;;) {
-      const { rows } = await this.db.query(
-        `SELECT id, breadcrumb, content, content_hash FROM memloom_items
-         WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL AND id > $2
-         ORDER BY id LIMIT ${Number(batchSize)}`,
-        [ns, after],
-      );
+      const { rows } = await this.db.query('SELECT id, breadcrumb, content, content_hash FROM memloom_unindexed($1, $2, $3)', [ns, after, Number(batchSize)]);
       if (rows.length === 0) break;
       after = Number(rows[rows.length - 1].id);
       // The chunk's stored breadcrumb line is passed as the breadcrumb, not as text.
@@ -1038,12 +1019,11 @@ export class Store {
       const all = [...names.values()];
       const present = new Set();
       if (all.length > 0) {
-        const { rows: found } = await this.db.query(
-          `SELECT e.name, e.kind FROM memloom_entities e
-           JOIN unnest($2::text[], $3::text[]) AS t(name, kind) ON e.name = t.name AND e.kind = t.kind
-           WHERE e.namespace = $1`,
-          [ns, all.map((e) => e.name), all.map((e) => e.kind)],
-        );
+        const { rows: found } = await this.db.query('SELECT name, kind FROM memloom_find_entities($1, $2::text[], $3::text[])', [
+          ns,
+          all.map((e) => e.name),
+          all.map((e) => e.kind),
+        ]);
         for (const f of found) present.add(`${f.kind}\u0000${f.name}`);
       }
       const fresh = all.filter((e) => !present.has(`${e.kind}\u0000${e.name}`));
@@ -1092,27 +1072,20 @@ export class Store {
    */
   async stats() {
     const ns = this.namespace;
-    const q = (sql, p = [ns]) => this.db.query(sql, p).then((r) => r.rows);
-    const items = await q(`SELECT kind, status, count(*)::int AS n FROM memloom_items WHERE namespace = $1 GROUP BY 1, 2`);
-    const [files] = await q(
-      `SELECT count(DISTINCT (metadata->>'root', source))::int AS n FROM memloom_items WHERE namespace = $1 AND kind = 'chunk'`,
-    );
-    const [keys] = await q(`SELECT count(DISTINCT key)::int AS n FROM memloom_items WHERE namespace = $1 AND key IS NOT NULL`);
-    const [entities] = await q(`SELECT count(*)::int AS n FROM memloom_entities WHERE namespace = $1`);
-    const [unindexed] = await q(`SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND indexed_at IS NULL AND status = 'active'`);
-    const [schema] = await q('SELECT max(version)::int AS v FROM memloom_migrations', []);
-    const count = (kind, status) => items.filter((r) => r.kind === kind && (!status || r.status === status)).reduce((n, r) => n + r.n, 0);
+    // One namespace's counts in one call (memloom_stats, sql/memloom/14_reads.sql).
+    const [n] = (await this.db.query('SELECT * FROM memloom_stats($1)', [ns])).rows;
+    const [schema] = (await this.db.query('SELECT max(version)::int AS v FROM memloom_migrations')).rows;
     return {
       location: this.location,
       backend: this.kind,
       namespace: ns,
       embedder: await this.storedEmbedder(),
       schemaVersion: schema.v,
-      files: files.n,
-      chunks: count('chunk'),
-      memories: { active: count('memory', 'active'), superseded: count('memory', 'superseded'), keys: keys.n },
-      entities: entities.n,
-      unindexed: unindexed.n,
+      files: n.files,
+      chunks: n.chunks,
+      memories: { active: n.active_memories, superseded: n.superseded_memories, keys: n.keys },
+      entities: n.entities,
+      unindexed: n.unindexed,
       vectorIndex: (await this._hasVectorIndex())
         ? 'hnsw'
         : this.embedder.dims > HNSW_MAX_DIMS

@@ -17,6 +17,7 @@ mod keyword;
 mod memories;
 mod migrations;
 mod plans;
+mod proxy;
 mod recall;
 mod remember;
 mod rls;
