@@ -12,7 +12,7 @@ import { runCli } from './helpers.js';
 let tmp, store;
 before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'memloom-time-'));
-  store = await openStore({ path: join(tmp, 'store') });
+  store = await openStore({ dir: join(tmp, 'store') });
 });
 after(async () => {
   await store?.close();
