@@ -63,6 +63,13 @@ test('did you mean: a wrong command and a wrong flag', () => {
   assert.match(r.stderr, /remember takes at most 1 argument, not 2/);
 });
 
+test('a reader that closes the pipe early: no EPIPE stack trace', () => {
+  // `true` exits before node has started, so the help text meets a closed pipe every time.
+  const bin = new URL('../bin/memloom.js', import.meta.url).pathname;
+  const r = spawnSync('sh', ['-c', `node '${bin}' --help | true`], { encoding: 'utf8' });
+  assert.doesNotMatch(r.stderr, /EPIPE|Unhandled/, r.stderr);
+});
+
 test('--version prints the package version', () => {
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
   for (const flag of ['--version', '-V']) {
