@@ -10,8 +10,12 @@ export async function openPg(url) {
   await client.connect();
   client.on('error', () => {}); // a dropped connection surfaces on the next query
   await client.query('SET client_min_messages = warning');
+  // One result shape for both drivers, { rows, rowCount } (db-pglite.js).
   const wrap = (c) => ({
-    query: (sql, params) => c.query(sql, params),
+    query: async (sql, params) => {
+      const r = await c.query(sql, params);
+      return { rows: r.rows, rowCount: r.rowCount ?? r.rows.length };
+    },
     exec: (sql) => c.query(sql),
   });
   let depth = 0;

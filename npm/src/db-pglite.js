@@ -25,14 +25,19 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
   await started(pg);
+  // Both drivers answer a query with one shape, { rows, rowCount } (db-pg.js too): PGlite says
+  // affectedRows where pg says rowCount, which is how a count once read 0 on one of them.
+  const wrap = (c) => ({
+    query: async (sql, params) => {
+      const r = await c.query(sql, params);
+      return { rows: r.rows, rowCount: r.affectedRows || r.rows.length };
+    },
+    exec: (sql) => c.exec(sql),
+  });
   return {
     kind: 'embedded',
-    query: (sql, params) => pg.query(sql, params),
-    exec: (sql) => pg.exec(sql),
-    transaction: (fn) =>
-      pg.transaction((tx) =>
-        fn({ query: (sql, params) => tx.query(sql, params), exec: (sql) => tx.exec(sql) }),
-      ),
+    ...wrap(pg),
+    transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     close: () => pg.close(),
   };
 }

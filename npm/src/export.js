@@ -5,7 +5,8 @@
 // runs in every runtime: the caller gives the lines (a file in Node: lines-node.js).
 import { vectorArrayLiteral } from './core.js';
 import { MemloomError } from './errors.js';
-import { entityEmbeddingText, SCHEMA_VERSION } from './store.js';
+import { entityEmbeddingText } from './store/entities.js';
+import { SCHEMA_VERSION } from './store/migrate.js';
 
 /** The dump's `format` field, and the newest `formatVersion` this code writes and reads. */
 export const EXPORT_FORMAT = 'memloom-export';

@@ -66,3 +66,22 @@ test('embedded and server stores give the same top results', { skip }, () => {
   assert.equal(stats.vectorIndex, 'hnsw');
   assert.equal(stats.files, 4);
 });
+
+test('both drivers answer a query with one shape: { rows, rowCount }', { skip }, async () => {
+  const { openPglite } = await import('../src/db-pglite.js');
+  const { openPg } = await import('../src/db-pg.js');
+  const shapes = [];
+  for (const db of [await openPglite(undefined), await openPg(url)]) {
+    try {
+      await db.exec('CREATE TEMP TABLE shape_probe (n int)');
+      const written = await db.transaction((tx) => tx.query('INSERT INTO shape_probe SELECT generate_series(1, 3)'));
+      const read = await db.query('SELECT n FROM shape_probe WHERE n > $1 ORDER BY n', [1]);
+      const gone = await db.query('DELETE FROM shape_probe WHERE n < 3');
+      shapes.push({ keys: Object.keys(read).sort(), written: written.rowCount, read: read.rowCount, rows: read.rows, gone: gone.rowCount });
+    } finally {
+      await db.close();
+    }
+  }
+  assert.deepEqual(shapes[0], { keys: ['rowCount', 'rows'], written: 3, read: 2, rows: [{ n: 2 }, { n: 3 }], gone: 2 });
+  assert.deepEqual(shapes[1], shapes[0]);
+});

@@ -1,0 +1,73 @@
+// The store's embedder: the one it was built with (memloom_meta), static-v1's table on a server,
+// and the vectors of texts as pgvector literals.
+import { MemloomError } from '../errors.js';
+import { HNSW_MAX_DIMS } from './maintenance.js';
+/** @import { Store } from './store.js' */
+
+/** Store#storedEmbedder (store.js documents it). @param {Store} store */
+export async function storedEmbedder(store) {
+  const { rows } = await store.db.query('SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta');
+  if (rows.length === 0 || rows[0].embedder_name == null) return null;
+  return { name: rows[0].embedder_name, version: Number(rows[0].embedder_version), dims: Number(rows[0].embedder_dims) };
+}
+
+/** Store#loadStaticTable (store.js documents it). @param {Store} store @param {{ ifMissing?: boolean }} [options] */
+export async function loadStaticTable(store, { ifMissing = false } = {}) {
+  if (store.kind !== 'server' || store.embedder.id !== 'static-v1') return 0;
+  if (ifMissing) {
+    const { rows } = await store.db.query('SELECT EXISTS (SELECT FROM memloom_static_table) AS loaded');
+    if (rows[0].loaded) return 0;
+  }
+  const bytes = await store.embedder.table();
+  try {
+    const { rows } = await store.db.query('SELECT memloom_load_static_table($1) AS n', [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)]);
+    return rows[0].n;
+  } catch (err) {
+    if (ifMissing && err.code === '42501') return 0;
+    throw new MemloomError(`cannot load static-v1's table into the database (the edge worker embeds with it): ${err.message}; run memloom init as the store's owner`);
+  }
+}
+
+/**
+ * A store not initialised yet takes this run's embedder (memloom_init_store sizes its vector
+ * columns to the embedder's dimensions); an initialised one must match it.
+ * @param {Store} store
+ */
+export async function initEmbedder(store) {
+  const stored = await storedEmbedder(store);
+  const e = store.embedder;
+  if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) {
+    await loadStaticTable(store, { ifMissing: true });
+    return;
+  }
+  if (!stored) {
+    // A server builds the HNSW indexes now; the embedded store when it is large (maintainVectorIndex).
+    const index = store.kind === 'server' && e.dims <= HNSW_MAX_DIMS;
+    try {
+      await store.db.query('SELECT memloom_init_store($1, $2, $3, $4)', [e.name, e.version, e.dims, index]);
+    } catch (err) {
+      throw new MemloomError(`cannot initialise the store for ${e.id} (${e.dims} dimensions): ${err.message}`);
+    }
+    await loadStaticTable(store);
+    return;
+  }
+  const storedId = `${stored.name}-v${stored.version}`;
+  throw new MemloomError(
+    `this store was built with the ${storedId} embedder (${stored.dims} dimensions) but this run embeds with ${e.id} (${e.dims} dimensions); ` +
+      (stored.name === 'hash' || stored.name === 'static'
+        ? `set MEMLOOM_EMBEDDER=${storedId} (or --embedder ${storedId}) and unset MEMLOOM_EMBED_URL, `
+        : `set MEMLOOM_EMBED_URL / MEMLOOM_EMBED_MODEL=${stored.name.replace(/^api:/, '')} / MEMLOOM_EMBED_DIMS=${stored.dims} as when it was built, `) +
+      'or ingest into a new store (--store DIR)',
+  );
+}
+
+/** The texts' vectors as pgvector literals. @param {Store} store @param {string[]} texts */
+export async function embedTexts(store, texts) {
+  const vectors = await store.embedder.embed(texts);
+  return vectors.map(toVectorLiteral);
+}
+
+/** pgvector's text form; JS prints each f32 (held in a double) exactly, so it round-trips. */
+function toVectorLiteral(v) {
+  return `[${Array.prototype.join.call(v, ',')}]`;
+}

@@ -1,0 +1,126 @@
+// Entity indexing for the entity arm: extract, embed new entities, write mentions in batches
+// (memloom_index_batch), prune what nothing mentions.
+import { vectorArrayLiteral } from '../core.js';
+import { offlineExtractor } from '../extractors.js';
+import { activeItems, analyzeIfGrown, refreshStats } from './maintenance.js';
+/** @import { Store } from './store.js' */
+
+/** Items per index transaction. */
+const INDEX_BATCH = 500;
+
+/** Store#index (store.js documents it). @param {Store} store @param {import('../types.js').IndexOptions} [options] */
+export async function indexEntities(store, { onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
+  const ns = store.namespace;
+  const ex = extractor ?? offlineExtractor();
+  if (all) await store.db.query('SELECT memloom_reset_index($1)', [ns]);
+  const { rows: todo } = await store.db.query('SELECT unindexed FROM memloom_stats($1)', [ns]);
+  const total = todo[0].unindexed;
+  // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
+  const bulk = total > (await activeItems(store)) / 2;
+  const started = Date.now();
+  // entities: the distinct entities the indexed items mention (found or created);
+  // newEntities: of those, the ones this run created (a re-index of an indexed store: 0).
+  const report = { items: 0, entities: 0, newEntities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
+  const mentioned = new Set();
+  let after = 0;
+  for (;;) {
+    const { rows } = await store.db.query('SELECT id, breadcrumb, content, content_hash FROM memloom_unindexed($1, $2, $3)', [ns, after, Number(batchSize)]);
+    if (rows.length === 0) break;
+    after = Number(rows[rows.length - 1].id);
+    // The chunk's stored breadcrumb line is passed as the breadcrumb, not as text.
+    const items = rows.map((r) => {
+      const prefix = r.breadcrumb ? `${r.breadcrumb}\n\n` : '';
+      const text = prefix && r.content.startsWith(prefix) ? r.content.slice(prefix.length) : r.content;
+      return { id: Number(r.id), text, breadcrumb: r.breadcrumb ?? null };
+    });
+    const extracted = await ex.extract(items, { onWarning });
+    // item -> mentions, one edge per (entity, item).
+    const edges = new Map();
+    const names = new Map();
+    for (const [i, it] of items.entries()) {
+      if (extracted[i]?.fallback) report.fallbacks++;
+      for (const m of extracted[i]?.mentions ?? []) {
+        const key = `${m.kind}\u0000${m.name}`;
+        names.set(key, { name: m.name, kind: m.kind });
+        const edge = `${key}\u0000${it.id}`;
+        const prev = edges.get(edge);
+        if (!prev || prev.strength < m.strength) edges.set(edge, { item: it.id, key, strength: m.strength });
+      }
+    }
+    // Entities the namespace lacks are embedded before the transaction (an API embedder may be
+    // slow); memloom_index_batch (sql/migrations/0013_bulk_writes.sql) adds them, replaces the items'
+    // mentions and marks them indexed, in one statement.
+    const all = [...names.values()];
+    const present = new Set();
+    if (all.length > 0) {
+      const { rows: found } = await store.db.query('SELECT name, kind FROM memloom_find_entities($1, $2::text[], $3::text[])', [
+        ns,
+        all.map((e) => e.name),
+        all.map((e) => e.kind),
+      ]);
+      for (const f of found) present.add(`${f.kind}\u0000${f.name}`);
+    }
+    const fresh = all.filter((e) => !present.has(`${e.kind}\u0000${e.name}`));
+    const freshVectors = fresh.length > 0 ? await store.embedder.embed(fresh.map((e) => entityEmbeddingText(e.name, e.kind, store.embedder))) : [];
+    const vectorOf = new Map(fresh.map((e, i) => [`${e.kind}\u0000${e.name}`, freshVectors[i]]));
+    const position = new Map([...names.keys()].map((key, i) => [key, i + 1]));
+    const edgeList = [...edges.values()];
+    const { rows: out } = await store.db.transaction((tx) =>
+      tx.query(
+        `SELECT entities, mentions FROM memloom_index_batch($1, $2, $3, $4, $5, $6::vector[], $7, $8, $9, $10)`,
+        [
+          ns,
+          rows.map((r) => Number(r.id)),
+          rows.map((r) => r.content_hash),
+          all.map((e) => e.name),
+          all.map((e) => e.kind),
+          vectorArrayLiteral([...names.keys()].map((key) => vectorOf.get(key) ?? null)),
+          edgeList.map((x) => x.item),
+          edgeList.map((x) => position.get(x.key)),
+          edgeList.map((x) => x.strength),
+          bulk,
+        ],
+      ),
+    );
+    report.newEntities += Number(out[0].entities);
+    report.items += rows.length;
+    report.mentions += edgeList.length;
+    for (const x of edgeList) mentioned.add(x.key);
+    report.entities = mentioned.size;
+    onProgress?.({ done: report.items, total, started, entities: report.entities, newEntities: report.newEntities, mentions: report.mentions, fallbacks: report.fallbacks });
+  }
+  // Stale edges: superseded items keep no mentions, and entities nothing mentions go.
+  const { rows: pruned } = await store.db.query('SELECT mentions, entities FROM memloom_prune_index($1)', [ns]);
+  report.removedMentions = Number(pruned[0].mentions);
+  report.removedEntities = Number(pruned[0].entities);
+  report.seconds = (Date.now() - started) / 1000;
+  if (bulk && report.items > 0) await refreshStats(store);
+  else if (report.items + report.removedMentions + report.removedEntities > 0) await analyzeIfGrown(store);
+  return report;
+}
+
+/** Words for each entity kind in the text an entity is embedded from. */
+const KIND_WORDS = {
+  identifier: 'identifier',
+  error_code: 'error code',
+  file: 'file',
+  flag: 'flag',
+  ticket: 'ticket',
+  host: 'host',
+  version: 'version',
+  code: 'code',
+  name: 'name',
+  topic: 'topic',
+};
+
+/**
+ * The text an entity's embedding is computed from. A model embedder gets its name and kind
+ * (`ERR_REQUIRE_ESM (error code)`); hash-v1 gets the name alone: it has no notion of a kind,
+ * and the kind's words would pull a one-word name under the entity gate ("ETIMEDOUT" against
+ * "ETIMEDOUT (error code)" is 0.53 < 0.60). static-v1 is half hash-v1, and the kind's words
+ * would pull its static half too.
+ */
+export function entityEmbeddingText(name, kind, embedder) {
+  if (embedder?.name === 'hash' || embedder?.name === 'static') return name;
+  return `${name} (${KIND_WORDS[kind] ?? kind})`;
+}

@@ -1,0 +1,178 @@
+// Ingest: files and documents chunked, embedded and written in batches (memloom_replace_chunks).
+import { chunk, vectorArrayLiteral } from '../core.js';
+import { loadBlob } from '../decode.js';
+import { MemloomError } from '../errors.js';
+import { checkNoNul, positive } from './input.js';
+import { activeItems, afterWrite, refreshStats } from './maintenance.js';
+/** @import { Store } from './store.js' */
+
+/**
+ * Ingest writes files in batches, one transaction and one memloom_replace_chunks call each:
+ * a batch closes once its changed files hold this many characters or number this many.
+ * Progress is reported per file as its batch is written.
+ */
+export const INGEST_BATCH_BYTES = 1 << 20;
+export const INGEST_BATCH_FILES = 500;
+
+/**
+ * Store#ingest (store.js documents it).
+ * @param {Store} store
+ * @param {import('../types.js').IngestInput | import('../types.js').IngestInput[]} inputs
+ * @param {import('../types.js').IngestOptions} [options]
+ */
+export async function ingest(store, inputs, options = {}) {
+  const { maxBytes, onProgress, onWarning } = options;
+  const list = Array.isArray(inputs) ? inputs : [inputs];
+  const warn = (w) => onWarning?.(w);
+  const report = { files: 0, added: 0, changed: 0, unchanged: 0, empty: 0, removed: 0, skipped: 0, chunks: 0 };
+  // groups: [{root, docs: [{source, load()}], prune}]
+  const groups = [];
+  const loose = [];
+  for (const input of list) {
+    if (typeof input === 'string') {
+      if (!store.files) throw new MemloomError('ingesting paths needs Node; pass documents {source, text} instead');
+      const g = await store.files.expand(input);
+      if (g.prune) groups.push(g);
+      else loose.push(...g.docs.map((doc) => ({ root: g.root, doc })));
+    } else if (input && typeof input.source === 'string' && typeof input.text === 'string') {
+      loose.push({ root: input.root ?? '', doc: { source: input.source, load: async () => ({ text: input.text }) } });
+    } else if (input && typeof input.source === 'string' && typeof input.file?.arrayBuffer === 'function') {
+      // A Blob / File (browser file pickers, drag and drop): read when its turn comes.
+      loose.push({ root: input.root ?? '', doc: { source: input.source, load: () => loadBlob(input.file) } });
+    } else {
+      throw new MemloomError('ingest takes paths (strings) or documents {source, text} / {source, file: Blob}');
+    }
+  }
+  for (const { root, doc } of loose) groups.push({ root, docs: [doc], prune: false });
+  for (const g of groups) {
+    checkNoNul(g.root, 'a document root');
+    for (const doc of g.docs) checkNoNul(doc.source, `the document name ${JSON.stringify(doc.source)}`);
+  }
+  const total = groups.reduce((n, g) => n + g.docs.length, 0);
+  // A load that writes more chunks than the namespace held is a bulk load: its transactions
+  // only mark the statistics for one recompute at the end (sql/0009, memloom.stats_bulk),
+  // which reads each document once instead of summing every file's lexemes.
+  const bulk = { before: await activeItems(store), written: 0, used: false };
+  let done = 0;
+  const started = Date.now();
+  const opts = maxBytes ? { maxBytes } : undefined;
+
+  const batchBytes = positive(options.batchBytes, INGEST_BATCH_BYTES, 'batchBytes');
+  const batchFiles = positive(options.batchFiles, INGEST_BATCH_FILES, 'batchFiles');
+
+  for (const group of groups) {
+    const known = new Map(
+      (
+        await store.db.query(
+          'SELECT source, hash FROM memloom_file_hashes($1, $2)',
+          [store.namespace, group.root],
+        )
+      ).rows.map((r) => [r.source, r.hash]),
+    );
+    const seen = new Set();
+    // Files read and chunked but not written yet, in order: [{source, done, write?: {hash,
+    // previous, chunks}}]. Progress is reported when a file's batch is written.
+    let pending = [];
+    let pendingBytes = 0;
+    let pendingWrites = 0;
+    const flush = async () => {
+      const batch = pending;
+      pending = [];
+      pendingBytes = 0;
+      pendingWrites = 0;
+      const writes = batch.filter((f) => f.write);
+      if (writes.length > 0) {
+        const chunks = writes.flatMap((f) => f.write.chunks);
+        const vectors = chunks.length > 0 ? await store.embedder.embed(chunks.map((c) => c.content)) : [];
+        const isBulk = bulk.written + chunks.length > bulk.before;
+        // One statement for the batch (sql/migrations/0013_bulk_writes.sql): each file's lock, in key
+        // order, then its chunks replaced; two ingests of one folder queue per file, and the
+        // later one replaces the earlier one's chunks, so none is stored twice.
+        await store.db.transaction((tx) =>
+          tx.query('SELECT deleted, inserted FROM memloom_replace_chunks($1, $2, $3, $4, $5, $6, $7, $8::vector[], $9)', [
+            store.namespace,
+            group.root,
+            writes.map((f) => f.source),
+            writes.map((f) => f.write.hash),
+            writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
+            chunks.map((c) => c.breadcrumb),
+            chunks.map((c) => c.content),
+            vectorArrayLiteral(vectors),
+            isBulk,
+          ]),
+        );
+        for (const f of writes) {
+          report.chunks += f.write.chunks.length;
+          if (f.write.previous === undefined) report.added++;
+          else report.changed++;
+        }
+        bulk.written += chunks.length;
+        bulk.used ||= isBulk;
+      }
+      for (const f of batch) onProgress?.({ done: f.done, total, chunks: report.chunks, started, source: f.source });
+    };
+    for (const doc of group.docs) {
+      done++;
+      const loaded = await doc.load();
+      if (loaded.skip) {
+        report.skipped++;
+        warn({ source: doc.source, path: loaded.path, reason: loaded.skip });
+        // A file that became unreadable keeps no stale chunks.
+        if (known.has(doc.source)) seen.delete(doc.source);
+        pending.push({ source: doc.source, done });
+        continue;
+      }
+      if (loaded.text.includes('\0')) {
+        // A document given as text: the same rule as a file's bytes (decode.js).
+        report.skipped++;
+        warn({ source: doc.source, path: loaded.path, reason: 'binary (contains NUL bytes)' });
+        pending.push({ source: doc.source, done });
+        continue;
+      }
+      report.files++;
+      seen.add(doc.source);
+      const hash = await sha256(loaded.text);
+      const previous = known.get(doc.source);
+      const chunks = previous === hash ? undefined : chunk(doc.source, loaded.text, opts);
+      if (previous === hash) {
+        report.unchanged++;
+        pending.push({ source: doc.source, done });
+      } else if (chunks.length === 0 && previous === undefined) {
+        // Nothing to index (only headings, or white space): no rows, so no stored hash and
+        // nothing to compare with next time. Reported as empty on every run, never as new.
+        report.empty++;
+        pending.push({ source: doc.source, done });
+      } else {
+        pending.push({ source: doc.source, done, write: { hash, previous, chunks } });
+        pendingBytes += loaded.text.length;
+        pendingWrites++;
+      }
+      if (pendingBytes >= batchBytes || pendingWrites >= batchFiles) await flush();
+    }
+    await flush();
+    if (group.prune) {
+      const gone = [...known.keys()].filter((s) => !seen.has(s));
+      if (gone.length > 0) {
+        // Replaced by nothing, under the same per-file locks as a write.
+        await store.db.transaction((tx) =>
+          tx.query(`SELECT deleted FROM memloom_replace_chunks($1, $2, $3, $4, '{}', '{}', '{}', '{}')`, [
+            store.namespace,
+            group.root,
+            gone,
+            gone.map(() => null),
+          ]),
+        );
+        report.removed += gone.length;
+      }
+    }
+  }
+  if (bulk.used) await refreshStats(store);
+  if (report.added + report.changed + report.removed > 0) await afterWrite(store);
+  return report;
+}
+
+async function sha256(text) {
+  const bytes = new TextEncoder().encode(text);
+  const digest = await globalThis.crypto.subtle.digest('SHA-256', bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, '0')).join('');
+}

@@ -1,0 +1,73 @@
+// What a write leaves to do: planner statistics when a table has grown, the statistics recomputed
+// after a bulk load, and the vector index policy of the embedded store.
+/** @import { Store } from './store.js' */
+
+/**
+ * The embedded store searches vectors exactly (a sequential scan: exact top-k) until it holds
+ * this many active items, then builds the HNSW indexes (45-60 s for 20k rows in single-threaded
+ * wasm, and every later insert pays to maintain it: HNSW from the first row made the Node docs'
+ * ingest 3.4x slower and the vector arm's top 10 only 89% of the exact one, docs/BENCHMARKS.md
+ * "Embedded recall"). The exact scan reads the vectors from the heap rows (sql/0014: storage
+ * PLAIN, no TOAST fetch per row). A server store builds the indexes at init (memloom_init_store).
+ */
+export const EMBEDDED_HNSW_THRESHOLD = 20_000;
+/** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */
+export const HNSW_MAX_DIMS = 2000;
+/** remember / forget run the planner-statistics growth check (memloom_analyze_if_grown) every this many. */
+export const ANALYZE_CHECK_EVERY = 64;
+
+/**
+ * After a write: planner statistics when a pool table has grown, and on the embedded store the
+ * vector index policy. The keyword and entity statistics need nothing here: the writing
+ * transaction kept them exact (sql/memloom/04_statistics.sql), so a write costs what it
+ * writes, not the namespace. `small` (remember, forget): the growth check runs every
+ * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
+ * @param {Store} store
+ * @param {{ small?: boolean }} [options]
+ */
+export async function afterWrite(store, { small = false } = {}) {
+  if (!small || ++store._smallWrites % ANALYZE_CHECK_EVERY === 0) await analyzeIfGrown(store);
+  await maintainVectorIndex(store);
+}
+
+/**
+ * memloom_analyze_if_grown: ANALYZE of a pool table never analyzed or grown by 10% since.
+ * PGlite has no autovacuum, and a server's may lag a bulk load: without planner statistics
+ * the entity arm's join ran its HNSW scan once per mention row (26 s instead of 0.1 s on the
+ * Node docs).
+ * @param {Store} store
+ */
+export async function analyzeIfGrown(store) {
+  await store.db.query('SELECT memloom_analyze_if_grown()');
+}
+
+/** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). @param {Store} store */
+export async function refreshStats(store) {
+  await store.db.query('SELECT memloom_refresh_stats($1)', [store.namespace]);
+}
+
+/** The namespace's active items, from the statistics the writes keep. @param {Store} store */
+export async function activeItems(store) {
+  const { rows } = await store.db.query('SELECT memloom_active_items($1) AS n', [store.namespace]);
+  return rows[0].n;
+}
+
+/** Store#maintainVectorIndex (store.js documents it). @param {Store} store @param {{ force?: boolean }} [options] */
+export async function maintainVectorIndex(store, { force = false } = {}) {
+  if (store._vectorIndex) return true;
+  if (store.embedder.dims > HNSW_MAX_DIMS) return false;
+  if (store.kind === 'embedded' && !force) {
+    // The active items of every namespace, from the statistics the writes keep exact (a
+    // count(*) read the whole pool on every write); the catalog only past the threshold.
+    const { rows } = await store.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
+    if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
+  }
+  if (!(await hasVectorIndex(store))) await store.db.query('SELECT memloom_ensure_vector_index()');
+  return (store._vectorIndex = true);
+}
+
+/** Whether the HNSW indexes exist. @param {Store} store */
+export async function hasVectorIndex(store) {
+  const { rows } = await store.db.query('SELECT memloom_vector_index_exists() AS present');
+  return rows[0].present;
+}

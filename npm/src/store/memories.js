@@ -1,0 +1,200 @@
+// Memories: remember (a new version supersedes the active one), bulk import, forget, history.
+// Each is one SQL function call per record or batch (sql/memloom/09_memories.sql, 14_reads.sql).
+import { MemloomError } from '../errors.js';
+import { embedTexts } from './embedder.js';
+import { checkNoNul, hasNul, toInstant } from './input.js';
+import { afterWrite, ANALYZE_CHECK_EVERY } from './maintenance.js';
+/** @import { Store } from './store.js' */
+
+/** Memories per importMemories batch (one embed call and one transaction each). */
+export const IMPORT_BATCH = 500;
+
+/** A memory record's fields, as remember / rememberMany / importMemories take them. */
+function checkMemory(r, what) {
+  if (typeof r?.text !== 'string' || r.text.trim() === '') throw new MemloomError(`${what} has no text`);
+  if (r.key != null && (typeof r.key !== 'string' || r.key === '')) throw new MemloomError(`${what}: key must be a non-empty string`);
+  checkNoNul(r.text, `${what}'s text`);
+  if (r.key != null) checkNoNul(r.key, `${what}'s key`);
+  if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `${what}'s metadata`);
+  toInstant(r.at, `${what}'s at (event time)`);
+}
+
+/** Store#remember (store.js documents it). @param {Store} store @param {string} text @param {import('../types.js').RememberOptions} [options] */
+export async function remember(store, text, { key, metadata, at } = {}) {
+  const [out] = await rememberMany(store, [{ text, key, metadata, at }]);
+  return out;
+}
+
+/** Store#rememberMany (store.js documents it). @param {Store} store @param {import('../types.js').MemoryRecord[]} records */
+export async function rememberMany(store, records) {
+  for (const [i, r] of records.entries()) checkMemory(r, `memory ${i + 1}`);
+  const vectors = await embedTexts(store, records.map((r) => r.text));
+  const out = await store.db.transaction(async (tx) => {
+    const res = [];
+    for (const [i, r] of records.entries()) {
+      const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
+        store.namespace,
+        r.key ?? null,
+        r.text,
+        vectors[i],
+        JSON.stringify(r.metadata ?? {}),
+        toInstant(r.at, 'at'),
+      ]);
+      res.push({ id: Number(rows[0].id), key: r.key ?? null, version: Number(rows[0].version) });
+    }
+    return res;
+  });
+  await afterWrite(store, { small: true });
+  return out;
+}
+
+/**
+ * Store#importMemories (store.js documents it).
+ * @param {Store} store
+ * @param {Iterable<import('../types.js').ImportRecord> | AsyncIterable<import('../types.js').ImportRecord>} records
+ * @param {import('../types.js').ImportOptions} [options]
+ */
+export async function importMemories(store, records, { batchSize = IMPORT_BATCH, onBatch } = {}) {
+  if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
+  const report = { read: 0, written: 0, skipped: 0, superseding: 0, batches: 0 };
+  let batch = [];
+  const flush = async () => {
+    if (batch.length === 0) return;
+    const r = await importBatch(store, batch);
+    report.written += r.written;
+    report.skipped += r.skipped;
+    report.superseding += r.superseding;
+    report.batches++;
+    onBatch?.({ batch: report.batches, size: batch.length, ...report });
+    batch = [];
+  };
+  for await (const r of records) {
+    report.read++;
+    checkMemory(r, `memory ${report.read}`);
+    if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
+    batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at: toInstant(r.at, 'at') });
+    if (batch.length >= batchSize) await flush();
+  }
+  await flush();
+  if (report.written > 0) await afterWrite(store, { small: report.written < ANALYZE_CHECK_EVERY });
+  return report;
+}
+
+/** One batch of importMemories: embedded before, written in one transaction. @param {Store} store */
+export async function importBatch(store, batch) {
+  const vectors = await embedTexts(store, batch.map((r) => r.text));
+  const keys = [...new Set(batch.filter((r) => r.key !== null).map((r) => r.key))].sort();
+  return store.db.transaction(async (tx) => {
+    const state = new Map();
+    if (keys.length > 0) {
+      // The keys' own locks (memloom_remember's, in key order) before reading what is
+      // stored, so a concurrent import of the same records on a server cannot pass the check
+      // too: memloom_memory_states (sql/memloom/14_reads.sql) takes them, to the end of this
+      // transaction, and reads each key's newest seq and active text.
+      const { rows } = await tx.query('SELECT key, seq, active FROM memloom_memory_states($1, $2::text[])', [store.namespace, keys]);
+      for (const r of rows) state.set(r.key, { seq: r.seq == null ? null : Number(r.seq), active: r.active });
+    }
+    const out = { written: 0, skipped: 0, superseding: 0 };
+    for (const [i, r] of batch.entries()) {
+      let metadata = r.metadata ?? {};
+      if (r.key !== null) {
+        const st = state.get(r.key) ?? { seq: null, active: null };
+        if ((st.seq !== null && r.seq <= st.seq) || st.active === r.text) {
+          out.skipped++;
+          continue;
+        }
+        metadata = { ...metadata, seq: r.seq };
+        state.set(r.key, { seq: r.seq, active: r.text });
+      }
+      const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
+        store.namespace,
+        r.key,
+        r.text,
+        vectors[i],
+        JSON.stringify(metadata),
+        r.at,
+      ]);
+      out.written++;
+      if (Number(rows[0].version) > 1) out.superseding++;
+    }
+    return out;
+  });
+}
+
+/** Store#forget (store.js documents it). @param {Store} store @param {import('../types.js').ForgetTarget} target */
+export async function forget(store, target) {
+  const t = typeof target === 'string' ? { key: target } : (target ?? {});
+  let key = null;
+  let id = null;
+  if (t.all != null) {
+    if (t.all !== true || t.key != null || t.id != null) throw new MemloomError('forget: pass {all: true, namespace} alone to forget a whole namespace');
+    if (t.namespace !== store.namespace) {
+      throw new MemloomError(
+        `forget {all: true} needs namespace: "${store.namespace}" (this store's namespace) to confirm, not ${JSON.stringify(t.namespace ?? null)}`,
+      );
+    }
+    const { rows } = await store.db.transaction((tx) =>
+      tx.query('SELECT items, mentions, entities, statistics FROM memloom_forget_namespace($1)', [store.namespace]),
+    );
+    const out = {
+      deleted: Number(rows[0].items),
+      mentions: Number(rows[0].mentions),
+      entities: Number(rows[0].entities),
+      statistics: Number(rows[0].statistics),
+    };
+    if (out.deleted + out.entities > 0) await afterWrite(store, { small: true });
+    return out;
+  }
+  if (t.key != null) {
+    if (typeof t.key !== 'string' || t.key === '') throw new MemloomError('forget: key must be a non-empty string');
+    checkNoNul(t.key, 'the key');
+    key = t.key;
+  } else if (t.id != null) {
+    if (!Number.isSafeInteger(Number(t.id)) || Number(t.id) < 1) throw new MemloomError('forget: id must be a positive integer');
+    id = Number(t.id);
+  } else {
+    throw new MemloomError('forget takes a key, {key}, {id} or {all: true, namespace}');
+  }
+  // memories_only false: the CLI's `forget --id` removes any item of the namespace, chunks too;
+  // {id, memoriesOnly: true} (MCP) deletes nothing when the id names a chunk, and says so.
+  const memoriesOnly = t.memoriesOnly === true;
+  const { rows } = await store.db.transaction((tx) =>
+    tx.query('SELECT items, mentions, entities, not_a_memory FROM memloom_forget($1, $2, $3, $4)', [store.namespace, key, id, memoriesOnly]),
+  );
+  const out = { deleted: Number(rows[0].items), mentions: Number(rows[0].mentions), entities: Number(rows[0].entities) };
+  if (memoriesOnly) out.notAMemory = rows[0].not_a_memory === true;
+  if (out.deleted > 0) await afterWrite(store, { small: true });
+  return out;
+}
+
+/** Store#history (store.js documents it). @param {Store} store @param {string} key */
+export async function history(store, key) {
+  if (typeof key !== 'string' || key === '') throw new MemloomError('history needs a non-empty key');
+  checkNoNul(key, 'the key');
+  const { rows } = await store.db.query('SELECT * FROM memloom_history($1, $2)', [store.namespace, key]);
+  const iso = (t) => (t == null ? null : new Date(t).toISOString());
+  return rows.map((r) => ({
+    id: Number(r.id),
+    key,
+    version: Number(r.version),
+    status: r.status,
+    content: r.content,
+    createdAt: iso(r.created_at),
+    validFrom: iso(r.valid_from),
+    validTo: iso(r.valid_to),
+    eventAt: iso(r.event_at),
+  }));
+}
+
+/** Store#memories (store.js documents it). @param {Store} store @param {{ limit?: number }} [options] */
+export async function memories(store, { limit = 100 } = {}) {
+  if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
+  const { rows } = await store.db.query('SELECT id, key, version, content, created_at FROM memloom_memories($1, $2)', [store.namespace, limit]);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    key: r.key ?? null,
+    version: Number(r.version),
+    content: r.content,
+    createdAt: new Date(r.created_at).toISOString(),
+  }));
+}

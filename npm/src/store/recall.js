@@ -1,0 +1,92 @@
+// Recall: the query embedded, then ONE memloom_fuse call (sql/memloom/08_fusion.sql).
+import { MemloomError } from '../errors.js';
+import { embedTexts } from './embedder.js';
+import { checkNoNul, toInstant } from './input.js';
+/** @import { Store } from './store.js' */
+/** @import { Arm } from '../types.js' */
+
+/**
+ * The recall arms, in fusion order.
+ * @type {readonly Arm[]}
+ */
+export const ARMS = ['vector', 'keyword', 'entity'];
+
+/** Store#recall (store.js documents it). @param {Store} store @param {string} query @param {import('../types.js').RecallOptions} [options] */
+export async function recall(store, query, options = {}) {
+  const started = performance.now();
+  if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
+  checkNoNul(query, 'the query');
+  const { limit = 10, kinds, weights = {}, k, candidates, keywordFloor, arms, explain = false } = options;
+  const asOf = toInstant(options.asOf, 'asOf');
+  const since = toInstant(options.since, 'since');
+  const until = toInstant(options.until, 'until', { endOfDay: true });
+  if (since != null && until != null && since > until) throw new MemloomError(`since (${since}) is after until (${until}): nothing can match`);
+  if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
+  const enabled = new Set(arms ?? ARMS);
+  for (const a of enabled) {
+    if (!ARMS.includes(a)) throw new MemloomError(`unknown arm "${a}"; arms are ${ARMS.join(', ')}`);
+  }
+  for (const kind of kinds ?? []) {
+    if (kind !== 'memory' && kind !== 'chunk') throw new MemloomError(`unknown kind "${kind}"; kinds are memory, chunk`);
+  }
+  const w = {};
+  for (const a of ARMS) w[a] = weights[a] ?? null;
+  const [vec] = await embedTexts(store, [query]);
+  // Named arguments: NULL would override a default, so only given ones are passed.
+  const args = [query, vec, store.namespace, limit];
+  const named = [];
+  const add = (name, value, cast) => {
+    if (value == null) return;
+    args.push(value);
+    named.push(`${name} => $${args.length}::${cast}`);
+  };
+  add('k', k, 'float8');
+  add('w_vector', w.vector, 'float8');
+  add('w_keyword', w.keyword, 'float8');
+  add('w_entity', w.entity, 'float8');
+  add('candidates', candidates, 'int4');
+  add('keyword_floor', keywordFloor, 'float8');
+  add('kinds', kinds, 'text[]');
+  add('arms', arms ? ARMS.filter((a) => enabled.has(a)) : null, 'text[]');
+  add('as_of', asOf, 'timestamptz');
+  add('since', since, 'timestamptz');
+  add('until', until, 'timestamptz');
+  const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
+  let rows;
+  try {
+    ({ rows } = await store.db.query(sql, args));
+  } catch (e) {
+    throw new MemloomError(`recall failed: ${e.message}`);
+  }
+  const results = [];
+  for (const r of rows) {
+    const ranks = { vector: nullableInt(r.vector_rank), keyword: nullableInt(r.keyword_rank), entity: nullableInt(r.entity_rank) };
+    const hit = {
+      id: Number(r.id),
+      kind: r.kind,
+      source: r.source ?? null,
+      breadcrumb: r.breadcrumb ?? null,
+      key: r.key ?? null,
+      content: r.content,
+      rrfScore: Number(r.rrf_score),
+      similarity: Number(r.similarity),
+      ranks,
+    };
+    if (explain) hit.explain = explainHit(ranks, { k: k ?? 60, weights: w });
+    results.push(hit);
+  }
+  return { query, results, tookMs: Math.round((performance.now() - started) * 100) / 100 };
+}
+
+function explainHit(ranks, { k, weights }) {
+  const terms = {};
+  for (const a of ARMS) {
+    const w = weights[a] ?? { vector: 1.0, keyword: 2.0, entity: 0.5 }[a];
+    terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w, term: w / (k + ranks[a]) };
+  }
+  return { k, terms };
+}
+
+function nullableInt(v) {
+  return v === null || v === undefined ? null : Number(v);
+}
