@@ -23,9 +23,12 @@ export PATH="$HOME/.cargo/bin:$PATH"
 
 # opt-level "z" for this build only (the workspace's release profile is "s"): about 5% smaller
 # gzipped, and the worker's CPU time is dominated by the database round trip anyway.
-log "cargo build -p edge-worker (wasm32, release, opt-level z)"
+# `cargo rustc --crate-type cdylib`: the wasm alone. The crate also declares an rlib (for its
+# native unit tests); built together with it the cdylib came out 108 KB larger raw and 19 KB
+# larger gzipped (same exports and JS glue: 911,950 / 345,667 bytes against 803,943 / 326,411).
+log "cargo rustc -p edge-worker --crate-type cdylib (wasm32, release, opt-level z)"
 CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
-  cargo build -q -p edge-worker --target wasm32-unknown-unknown --release >&2
+  cargo rustc -q -p edge-worker --lib --crate-type cdylib --target wasm32-unknown-unknown --release >&2
 
 out="$ROOT/target/edge-worker"
 rm -rf "$out.tmp" && mkdir -p "$out.tmp"

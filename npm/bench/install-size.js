@@ -6,6 +6,8 @@
 //   before     the same for the package as it was before its heavy dependencies became optional
 //              peers: memloom + pg + the MCP SDK as plain dependencies (the same tarball with
 //              them added back), the baseline of this run
+//   with-tar   core, but unpacking the store template with `tar` (and its five dependencies) as
+//              before modern-tar replaced it: the same tarball with that dependency swapped back
 // Needs the npm registry (dependencies are downloaded); prints a table and JSON.
 //   node bench/install-size.js
 import { execFileSync } from 'node:child_process';
@@ -68,15 +70,27 @@ try {
   // (Packed into its own folder: the same file name would overwrite the tarball under test.)
   const beforeTgz = join(before, JSON.parse(npm(['pack', '--json', '--pack-destination', before], join(before, 'package')))[0].filename);
 
+  // The same tarball with `tar` instead of modern-tar.
+  const withTar = join(tmp, 'with-tar');
+  execFileSync('mkdir', ['-p', withTar]);
+  execFileSync('tar', ['-xzf', tarball, '-C', withTar]);
+  const tpkg = JSON.parse(readFileSync(join(withTar, 'package/package.json'), 'utf8'));
+  delete tpkg.dependencies['modern-tar'];
+  tpkg.dependencies.tar = '^7.5.23';
+  writeFileSync(join(withTar, 'package/package.json'), JSON.stringify(tpkg, null, 2));
+  const withTarTgz = join(withTar, JSON.parse(npm(['pack', '--json', '--pack-destination', withTar], join(withTar, 'package')))[0].filename);
+
   const rows = [
     install('core', [tarball]),
     install('full', [tarball, `pg@${pkg.peerDependencies.pg}`, `@modelcontextprotocol/sdk@${pkg.peerDependencies['@modelcontextprotocol/sdk']}`]),
     install('before', [beforeTgz]),
+    install('with-tar', [withTarTgz]),
   ];
   console.log('install     packages   MB on disk   seconds');
   for (const r of rows) console.log(`${r.name.padEnd(10)} ${String(r.packages).padStart(9)} ${(r.bytes / 1e6).toFixed(1).padStart(12)} ${r.seconds.toFixed(1).padStart(9)}`);
-  const [core, , base] = rows;
+  const [core, , base, tarRow] = rows;
   console.log(`core / before: ${(core.packages / base.packages).toFixed(2)}x the packages, ${(core.bytes / base.bytes).toFixed(2)}x the bytes`);
+  console.log(`core / with-tar: ${core.packages - tarRow.packages} packages, ${((core.bytes - tarRow.bytes) / 1e6).toFixed(1)} MB`);
   console.log(`core packages: ${core.list.join(', ')}`);
   for (const r of rows) console.log(`${r.name} biggest: ${r.top.map(([p, n]) => `${p} ${(n / 1e6).toFixed(1)} MB`).join(', ')}`);
   console.log(JSON.stringify(rows.map(({ list, top, ...r }) => r)));

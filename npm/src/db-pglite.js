@@ -4,7 +4,8 @@
 // In a browser PGlite fetches four files (PGLITE_ASSETS) from next to its own module, wherever
 // the bundler put it. With `assets` (openStore({ assets: URL })) memloom fetches and checks them
 // itself first, from that folder, and hands them to PGlite: a missing or wrong file fails within
-// ASSET_TIMEOUT_MS, naming it, instead of leaving PGlite waiting forever.
+// ASSET_TIMEOUT_MS, naming it, instead of leaving PGlite waiting forever. Without `assets`
+// pgvector's bundle is still checked first (checkVectorBundle), in Node too.
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { MemloomError } from './errors.js';
@@ -23,6 +24,7 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   /** @type {any} */
   let opts = { ...options, extensions: { vector } };
   if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
+  else await checkVectorBundle();
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
   await started(pg);
   // Both drivers answer a query with one shape, { rows, rowCount } (db-pg.js too): PGlite says
@@ -81,6 +83,38 @@ function startupError(e) {
     );
   }
   return new MemloomError(`PGlite did not start: ${e?.message ?? e}; check that its files (${files}) are served with the bundle, or pass openStore({ assets }) to have memloom check them`);
+}
+
+/**
+ * Checks pgvector's extension bundle (vector.tar.gz, next to @electric-sql/pglite-pgvector's
+ * module, wherever the bundler put it) before PGlite starts. PGlite only logs a bundle it cannot
+ * load and starts without the extension, so a missing one used to surface as `extension "vector"
+ * is not available` when the schema was installed, about 25 s later in Chromium. (Node's entry
+ * also calls it before filling a new store from the template, which takes seconds.)
+ */
+export async function checkVectorBundle() {
+  const { bundlePath } = await vector.setup(undefined, {});
+  const url = new URL(String(bundlePath), globalThis.location?.href);
+  if (url.protocol === 'file:') {
+    // Node (a browser never has a file: URL here): PGlite reads it from disk.
+    const [{ existsSync }, { fileURLToPath }] = await Promise.all([import('node:fs'), import('node:url')]);
+    const path = fileURLToPath(url);
+    if (!existsSync(path)) {
+      throw new MemloomError(`pgvector's vector.tar.gz is missing: ${path} does not exist; reinstall @electric-sql/pglite-pgvector (npm install memloom, or rm -rf node_modules && npm install)`);
+    }
+    return;
+  }
+  const fix = `serve PGlite's files (${PGLITE_ASSETS.join(', ')}) where the bundle expects them, or copy them next to it with copyBrowserAssets (memloom/assets) and pass openStore({ assets })`;
+  let res;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(ASSET_TIMEOUT_MS) });
+  } catch (e) {
+    const why = e?.name === 'TimeoutError' ? `no answer within ${ASSET_TIMEOUT_MS / 1000} s` : (e?.message ?? String(e));
+    throw new MemloomError(`cannot load pgvector's vector.tar.gz from ${url}: ${why}; ${fix}`);
+  }
+  if (!res.ok) throw new MemloomError(`pgvector's vector.tar.gz is missing: ${url} answered HTTP ${res.status}; ${fix}`);
+  // PGlite fetches it again (from the cache, usually): only its presence is checked here.
+  await res.body?.cancel();
 }
 
 /**

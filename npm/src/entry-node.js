@@ -7,21 +7,25 @@ import { setDefaultDrivers } from './store.js';
 import { lockStore } from './lock-node.js';
 
 setDefaultDrivers(async () => ({
-  openPglite: lockedPglite((await import('./db-pglite.js')).openPglite),
+  openPglite: lockedPglite(await import('./db-pglite.js')),
   openPg: async (url) => (await import('./db-pg.js')).openPg(url),
   files: await import('./files-node.js'),
 }));
 
 /** An embedded store in a directory is locked for this process while open (lock-node.js). */
-function lockedPglite(openPglite) {
+function lockedPglite({ openPglite, checkVectorBundle }) {
   // `assets` (browsers only) is not passed: Node reads PGlite's files from disk.
   return async (dir, options, { create = true } = {}) => {
     if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
     const release = lockStore(dir);
     let db;
     try {
-      // A new store starts from the package's template data directory (template-node.js).
-      if (create && !existsSync(join(dir, 'PG_VERSION'))) await (await import('./template-node.js')).fillFromTemplate(dir);
+      // A new store starts from the package's template data directory (template-node.js),
+      // once pgvector's bundle is known to be there (openPglite checks it too, after seconds).
+      if (create && !existsSync(join(dir, 'PG_VERSION'))) {
+        await checkVectorBundle();
+        await (await import('./template-node.js')).fillFromTemplate(dir);
+      }
       db = await openPglite(dir, options);
     } catch (e) {
       release();

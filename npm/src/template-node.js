@@ -3,10 +3,11 @@
 // migration already run), extracted natively, instead of running initdb and the migrations in
 // WebAssembly. Used only when its stamp matches this runtime (the PGlite version and the
 // migrations' checksums); otherwise, or when the file is missing, PGlite's initdb runs as before.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
 import migrations from '../sql/migrations.js';
 
 export const TEMPLATE_FILE = 'pgdata-template.tar.gz';
@@ -32,13 +33,15 @@ export async function fillFromTemplate(dir) {
   if (readFileSync(stampFile, 'utf8') !== JSON.stringify(await templateStamp())) return false;
   mkdirSync(dir, { recursive: true });
   if (readdirSync(dir).some((f) => f !== 'memloom.lock')) return false;
-  const tar = await import('tar');
+  // modern-tar: a streaming tar reader with no dependencies (`tar` brought five).
+  const { unpackTar } = await import('modern-tar/fs');
   // Into a sibling folder first, then moved in with PG_VERSION last: an init killed midway
   // leaves no directory that looks like a store (PG_VERSION is what says "a store is here").
   const tmp = mkdtempSync(join(dirname(resolve(dir)), '.memloom-template-'));
   try {
-    // The entries are "/base/...": tar strips the leading slash, so they land under tmp.
-    await tar.x({ file: fileURLToPath(file), cwd: tmp, onwarn: () => {} });
+    // The entries are "/base/...": the leading slash is stripped, so they land under tmp (with
+    // the modes of the archive: 0700 directories, 0600 files, as PGlite wrote them).
+    await pipeline(createReadStream(file), createGunzip(), unpackTar(tmp));
     const names = readdirSync(tmp).sort((a, b) => (a === 'PG_VERSION') - (b === 'PG_VERSION'));
     for (const name of names) renameSync(join(tmp, name), join(dir, name));
   } finally {

@@ -3,7 +3,8 @@
 // this package, as `npm install` of it would place it) and run in Debian's Chromium: the store
 // page ingests, recalls and finds the right chunk; esbuild's core-only page chunks and embeds
 // with no externals and nothing of PGlite in the bundle; a store page whose PGlite file is
-// missing fails in under 5 s with an error that names the file. Skipped when /usr/bin/chromium
+// missing (a wasm, the data, or pgvector's vector.tar.gz) fails in under 5 s with an error that
+// names the file. Skipped when /usr/bin/chromium
 // is missing (apt-get install -y chromium).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,6 +62,9 @@ before(async () => {
   built.missing = join(tmp, 'esbuild-missing');
   cpSync(built.esbuild, built.missing, { recursive: true });
   rmSync(join(built.missing, 'pglite.data'));
+  built['esbuild-novector'] = join(tmp, 'esbuild-novector');
+  cpSync(built.esbuild, built['esbuild-novector'], { recursive: true });
+  rmSync(join(built['esbuild-novector'], 'vector.tar.gz'));
 
   const wp = project('webpack');
   run(
@@ -80,14 +84,19 @@ before(async () => {
   cpSync(built.vite, built['vite-missing'], { recursive: true });
   const wasm = readdirSync(join(built.vite, 'assets')).find((f) => /^pglite-.*\.wasm$/.test(f));
   rmSync(join(built['vite-missing'], 'assets', wasm));
+  // ... and with pgvector's extension bundle missing (PGlite would start without it).
+  built['vite-novector'] = join(tmp, 'vite-novector');
+  cpSync(built.vite, built['vite-novector'], { recursive: true });
+  const bundle = readdirSync(join(built.vite, 'assets')).find((f) => /^vector\.tar.*\.gz$/.test(f));
+  assert.ok(bundle, `Vite emitted pgvector's bundle (${readdirSync(join(built.vite, 'assets')).join(', ')})`);
+  rmSync(join(built['vite-novector'], 'assets', bundle));
 
   // /<name>/... serves built[name].
   server = createServer((req, res) => {
     let [, name, ...rest] = new URL(req.url, 'http://x').pathname.split('/');
     // Vite's default base is '/': its page refers to /assets/..., so anything else is Vite's.
-    if (name === 'vite-missing') viteRoot = built['vite-missing'];
-    else if (name === 'vite') viteRoot = built.vite;
-    if (!built[name] || name.startsWith('vite')) [name, rest] = ['vite', new URL(req.url, 'http://x').pathname.replace(/^\/vite(-missing)?\//, '/').split('/').slice(1)];
+    if (name?.startsWith('vite') && built[name]) viteRoot = built[name];
+    if (!built[name] || name.startsWith('vite')) [name, rest] = ['vite', new URL(req.url, 'http://x').pathname.replace(/^\/vite(-[a-z]+)?\//, '/').split('/').slice(1)];
     const root = name === 'vite' ? viteRoot : built[name];
     const file = root && join(root, normalize(rest.join('/') || 'index.html'));
     if (!file || !file.startsWith(root) || !existsSync(file)) return res.writeHead(404).end('not found');
@@ -164,4 +173,18 @@ test('vite (no assets option): a missing PGlite wasm fails openStore in under 5 
   assert.match(r.error ?? '', /PGlite could not load http:\/\/127\.0\.0\.1:\d+\/assets\/pglite-[^ ]+\.wasm \(HTTP 404\); serve PGlite's files/);
   assert.ok(r.ms < 5000, `failed after ${r.ms.toFixed(0)} ms`);
   console.log(`# vite, missing pglite.wasm: failed in ${r.ms.toFixed(0)} ms`);
+});
+
+test('vite (no assets option): a missing vector.tar.gz fails openStore in under 5 s, naming the file', { skip, timeout: 60_000 }, async () => {
+  const r = await runPage('vite-novector', 'index.html', [DOCS, 'pg_hba.conf']);
+  assert.match(r.error ?? '', /pgvector's vector\.tar\.gz is missing: http:\/\/127\.0\.0\.1:\d+\/assets\/vector\.tar[^ ]*\.gz answered HTTP 404; serve PGlite's files/);
+  assert.ok(r.ms < 5000, `failed after ${r.ms.toFixed(0)} ms`);
+  console.log(`# vite, missing vector.tar.gz: failed in ${r.ms.toFixed(0)} ms`);
+});
+
+test('esbuild (assets option): a missing vector.tar.gz fails openStore in under 5 s, naming the file', { skip, timeout: 60_000 }, async () => {
+  const r = await runPage('esbuild-novector', 'index.html', [DOCS, 'pg_hba.conf']);
+  assert.match(r.error ?? '', /PGlite's vector\.tar\.gz is missing: http:\/\/127\.0\.0\.1:\d+\/esbuild-novector\/vector\.tar\.gz answered HTTP 404; copy it there/);
+  assert.ok(r.ms < 5000, `failed after ${r.ms.toFixed(0)} ms`);
+  console.log(`# esbuild, missing vector.tar.gz: failed in ${r.ms.toFixed(0)} ms`);
 });

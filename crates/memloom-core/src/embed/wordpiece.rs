@@ -13,7 +13,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use unicode_normalization::UnicodeNormalization;
 
-use super::bert_chars::{CHINESE, LOWERCASE, PUNCTUATION, REMOVED, STRIPPED, WHITESPACE};
+use super::bert_chars::{CHINESE, PUNCTUATION, REMOVED, STRIPPED, WHITESPACE};
 
 /// Words longer than this many characters become `[UNK]` (WordPiece's `max_input_chars_per_word`).
 pub(crate) const MAX_WORD_CHARS: usize = 100;
@@ -157,11 +157,10 @@ fn normalize(text: &str) -> String {
         }
     }
     let mut out = String::with_capacity(cleaned.len());
+    // The tokenizers' lowercase is the standard library's for every code point (a test below
+    // compares it with their table, bert_chars::LOWERCASE).
     for c in cleaned.nfd().filter(|&c| !in_table(STRIPPED, c)) {
-        match LOWERCASE.binary_search_by_key(&(c as u32), |&(cp, _)| cp) {
-            Ok(i) => out.push_str(LOWERCASE[i].1),
-            Err(_) => out.push(c),
-        }
+        out.extend(c.to_lowercase());
     }
     out
 }
@@ -243,6 +242,28 @@ mod tests {
             let slow = normalize(&format!("{text}\u{200b}"));
             assert_eq!(normalize_ascii(&text), slow, "byte {b:#x}");
         }
+    }
+
+    #[test]
+    fn lowercase_is_the_tokenizers_table_for_every_code_point() {
+        use super::super::bert_chars::LOWERCASE;
+        let mut lowered = 0;
+        for c in (0..=0x10FFFF).filter_map(char::from_u32) {
+            let expected = match LOWERCASE.binary_search_by_key(&(c as u32), |&(cp, _)| cp) {
+                Ok(i) => {
+                    lowered += 1;
+                    LOWERCASE[i].1.to_string()
+                }
+                Err(_) => c.to_string(),
+            };
+            assert_eq!(
+                c.to_lowercase().collect::<String>(),
+                expected,
+                "U+{:04X}",
+                c as u32
+            );
+        }
+        assert_eq!(lowered, LOWERCASE.len());
     }
 
     #[test]
