@@ -8,6 +8,7 @@ import { hashEmbedder } from './embedders.js';
 import { offlineExtractor } from './extractors.js';
 import { MemloomError } from './errors.js';
 import { exportDump, importDump } from './export.js';
+import { ARMS, recallResponse } from './recall-response.js';
 /**
  * @import { OpenStoreOptions, Embedder, IngestInput, IngestOptions, IngestReport, RememberOptions, MemoryRecord, Remembered,
  *   ImportRecord, ImportOptions, ImportReport, DumpLine, ExportReport, DumpImportReport, DumpImportOptions, ForgetTarget, ForgetReport, MemoryVersion, ActiveMemory, RecallOptions, Recall,
@@ -52,11 +53,8 @@ export const INGEST_BATCH_FILES = 500;
 export const IMPORT_BATCH = 500;
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
-/**
- * The recall arms, in fusion order.
- * @type {readonly Arm[]}
- */
-export const ARMS = ['vector', 'keyword', 'entity'];
+/** The recall arms, in fusion order (the recall response's, src/recall-response.js). */
+export { ARMS };
 
 /**
  * Opens (creating and migrating when needed) a store.
@@ -883,7 +881,8 @@ export class Store {
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
    * (the keyword arm votes for items scoring at least this fraction of its best: sql/memloom/08_fusion.sql), arms (subset of
-   * ARMS; the others do not run in SQL), explain (adds each arm's term), asOf (a Date or ISO
+   * ARMS; the others do not run in SQL), explain (adds each hit's fusion terms and the response's
+   * explain: embedder, k, weights, times), asOf (a Date or ISO
    * string: the memory versions valid then and the chunks ingested by then; default now),
    * since / until (inclusive bounds on the event time, else the saved time; a date alone as
    * until means the end of that day). docs/TIME.md.
@@ -910,7 +909,9 @@ export class Store {
     }
     const w = {};
     for (const a of ARMS) w[a] = weights[a] ?? null;
+    const embedStarted = performance.now();
     const [vec] = await this._embed([query]);
+    const embedMs = ms(performance.now() - embedStarted);
     // Named arguments: NULL would override a default, so only given ones are passed.
     const args = [query, vec, this.namespace, limit];
     const named = [];
@@ -932,29 +933,15 @@ export class Store {
     add('until', until, 'timestamptz');
     const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
     let rows;
+    const queryStarted = performance.now();
     try {
       ({ rows } = await this.db.query(sql, args));
     } catch (e) {
       throw new MemloomError(`recall failed: ${e.message}`);
     }
-    const results = [];
-    for (const r of rows) {
-      const ranks = { vector: nullableInt(r.vector_rank), keyword: nullableInt(r.keyword_rank), entity: nullableInt(r.entity_rank) };
-      const hit = {
-        id: Number(r.id),
-        kind: r.kind,
-        source: r.source ?? null,
-        breadcrumb: r.breadcrumb ?? null,
-        key: r.key ?? null,
-        content: r.content,
-        rrfScore: Number(r.rrf_score),
-        similarity: Number(r.similarity),
-        ranks,
-      };
-      if (explain) hit.explain = explainHit(ranks, { k: k ?? 60, weights: w });
-      results.push(hit);
-    }
-    return { query, results, tookMs: Math.round((performance.now() - started) * 100) / 100 };
+    const queryMs = ms(performance.now() - queryStarted);
+    const timings = { embedder: `${this.embedder.name}-v${this.embedder.version}`, embedMs, queryMs };
+    return recallResponse(query, rows, { tookMs: ms(performance.now() - started), explain, k, weights: w, timings });
   }
 
   // Index ---------------------------------------------------------------------------------------
@@ -1150,13 +1137,9 @@ export function entityEmbeddingText(name, kind, embedder) {
   return `${name} (${KIND_WORDS[kind] ?? kind})`;
 }
 
-function explainHit(ranks, { k, weights }) {
-  const terms = {};
-  for (const a of ARMS) {
-    const w = weights[a] ?? { vector: 1.0, keyword: 2.0, entity: 0.5 }[a];
-    terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w, term: w / (k + ranks[a]) };
-  }
-  return { k, terms };
+/** Milliseconds, to two decimals. @param {number} t */
+function ms(t) {
+  return Math.round(t * 100) / 100;
 }
 
 /** An optional positive integer option, or its default. */
@@ -1164,10 +1147,6 @@ function positive(value, fallback, name) {
   if (value === undefined) return fallback;
   if (!Number.isInteger(value) || value <= 0) throw new MemloomError(`${name} must be a positive integer, not ${value}`);
   return value;
-}
-
-function nullableInt(v) {
-  return v === null || v === undefined ? null : Number(v);
 }
 
 /** pgvector's text form; JS prints each f32 (held in a double) exactly, so it round-trips. */
