@@ -4,7 +4,8 @@
 # wasm-bindgen library locked in Cargo.lock (they must be equal), cargo builds incrementally,
 # and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
 #
-# Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/sql/ (the
+# Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/schema/ (the
+# recall response's JSON Schema as a module), npm/sql/ (the
 # schema, sql/memloom/ and sql/migrations/, copied and bundled as npm/sql/migrations.js, the one
 # form the package ships), npm/data/ (static-v1's token table, the store template), npm/types/
 # (the .d.ts files, generated from the JSDoc) and the licence texts.
@@ -41,6 +42,11 @@ cp "$ROOT"/sql/memloom/[0-9]*.sql "$ROOT/npm/sql/memloom/"
 if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/"; fi
 # ... and as an ES module, so browsers and bundlers get them without file system access.
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
+
+# The recall response's JSON Schema (schema/README.md), as an ES module: tools.js builds the MCP
+# recall tool's output schema from it.
+rm -rf "$ROOT/npm/schema" && mkdir -p "$ROOT/npm/schema"
+node "$ROOT/npm/src/gen-schema.js" "$ROOT/schema/recall-response.json" > "$ROOT/npm/schema/recall-response.js"
 
 # static-v1's token table, loaded by the package at first use (never compiled into the wasm).
 # (Not a fresh folder: the store template below is kept while its stamp matches.)

@@ -3,9 +3,12 @@
 // crates/edge-worker/src/mcp_tools.json, checked equal by npm/test/mcp.test.js), the Vercel AI SDK
 // tools (ai.js: `memloom/ai`) and the LangChain retriever (langchain.js). Names, descriptions,
 // zod input and output shapes, MCP annotations, limits, and the recall text a model reads.
+// The recall tool's output schema is built from the recall response's JSON Schema
+// (schema/recall-response.json, bundled as ../schema/recall-response.js), not written here.
 // No SDK is imported here.
 import { z } from 'zod';
-import { ARMS } from './store.js';
+import recallResponseSchema from '../schema/recall-response.js';
+import { ARMS } from './recall-response.js';
 
 /** Limits shared with the edge worker (crates/edge-worker/src/api.rs). */
 export const MAX_QUERY_CHARS = 1000;
@@ -20,18 +23,70 @@ Call remember to save a durable fact, decision or preference; give it a key (e.g
 
 // Schemas -------------------------------------------------------------------------------------
 const kindEnum = z.enum(['memory', 'chunk']);
-const rank = z.number().int().nullable();
-const hitSchema = z.object({
-  id: z.number().int(),
-  kind: kindEnum,
-  source: z.string().nullable(),
-  breadcrumb: z.string().nullable(),
-  key: z.string().nullable(),
-  content: z.string(),
-  rrfScore: z.number(),
-  similarity: z.number(),
-  ranks: z.object({ vector: rank, keyword: rank, entity: rank }),
-});
+
+/**
+ * A zod schema for a JSON Schema, for the keywords schema/recall-response.json uses (type, with
+ * null; enum; properties, required, additionalProperties: false; items; minimum, maximum;
+ * description; local $refs into $defs). Any other keyword throws, so the schema file cannot
+ * say more than the zod schema checks.
+ * @param {any} s
+ * @param {any} [root]
+ * @returns {z.ZodTypeAny}
+ */
+export function zodFromJsonSchema(s, root = s) {
+  const known = new Set(['$schema', '$defs', '$ref', 'title', 'description', 'type', 'enum', 'properties', 'required', 'additionalProperties', 'items', 'minimum', 'maximum']);
+  const unknown = Object.keys(s).filter((k) => !known.has(k));
+  if (unknown.length) throw new Error(`zodFromJsonSchema: unsupported keyword(s) ${unknown.join(', ')}; extend the converter in npm/src/tools.js`);
+  if (s.$ref !== undefined) {
+    const m = /^#\/\$defs\/([A-Za-z0-9_]+)$/.exec(s.$ref);
+    if (!m || !root.$defs?.[m[1]]) throw new Error(`zodFromJsonSchema: cannot resolve $ref ${s.$ref}`);
+    return zodFromJsonSchema(root.$defs[m[1]], root);
+  }
+  const types = s.enum ? ['enum'] : [].concat(s.type ?? []);
+  const nullable = types.includes('null');
+  const main = types.filter((t) => t !== 'null');
+  if (main.length !== 1) throw new Error(`zodFromJsonSchema: expected one type besides null, not ${JSON.stringify(s.type)}`);
+  /** @type {z.ZodTypeAny} */
+  let out;
+  switch (main[0]) {
+    case 'enum':
+      out = z.enum(s.enum);
+      break;
+    case 'string':
+      out = z.string();
+      break;
+    case 'integer':
+    case 'number': {
+      let n = main[0] === 'integer' ? z.number().int() : z.number();
+      if (s.minimum !== undefined) n = n.min(s.minimum);
+      if (s.maximum !== undefined) n = n.max(s.maximum);
+      out = n;
+      break;
+    }
+    case 'array':
+      out = z.array(zodFromJsonSchema(s.items, root));
+      break;
+    case 'object': {
+      if (s.additionalProperties !== false) throw new Error('zodFromJsonSchema: objects must say additionalProperties: false');
+      const required = new Set(s.required ?? []);
+      /** @type {Record<string, z.ZodTypeAny>} */
+      const shape = {};
+      for (const [name, p] of Object.entries(s.properties ?? {})) {
+        const t = zodFromJsonSchema(p, root);
+        shape[name] = required.has(name) ? t : t.optional();
+      }
+      out = z.object(shape).strict();
+      break;
+    }
+    default:
+      throw new Error(`zodFromJsonSchema: unsupported type ${main[0]}`);
+  }
+  if (nullable) out = out.nullable();
+  return s.description ? out.describe(s.description) : out;
+}
+
+/** The recall response (schema/recall-response.json) as zod: the recall tool's output schema. */
+export const recallResponseZod = /** @type {z.ZodObject<any>} */ (zodFromJsonSchema(recallResponseSchema));
 
 /**
  * The tools: name -> {title, description, inputSchema, outputSchema (zod shapes), annotations
@@ -83,11 +138,7 @@ export const TOOLS = {
         .optional()
         .describe('Only results whose event time is at or before this date or time (ISO 8601; a date alone includes that whole day).'),
     },
-    outputSchema: {
-      query: z.string(),
-      results: z.array(hitSchema),
-      tookMs: z.number(),
-    },
+    outputSchema: recallResponseZod,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   remember: {

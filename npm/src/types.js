@@ -350,7 +350,7 @@
  * @property {number} [candidates] Candidates per arm; default 10, whatever the limit.
  * @property {number} [keywordFloor] The keyword arm votes only for items scoring at least this fraction (0 to 1) of its best; default 0.3.
  * @property {Arm[]} [arms] Arms that run and vote; the others do not run and their ranks read null. Default all.
- * @property {boolean} [explain] Adds `explain` to each result: each arm's rank, weight and RRF term.
+ * @property {boolean} [explain] Adds `explain` to each result (each arm's rank, weight and RRF term) and to the response (embedder, k, weights, times).
  * @property {Instant} [asOf] Recall as of this instant: the memory versions valid then, the chunks ingested by then. Default now.
  * @property {Instant} [since] Only items whose event time (a memory's `at`, else when it was saved) is at or after this.
  * @property {Instant} [until] Only items whose event time is at or before this (a date alone: the end of that day).
@@ -364,9 +364,22 @@
  */
 
 /**
+ * A hit's fusion terms (with `explain: true`): they add up to its `rrfScore`.
  * @typedef {object} Explain
  * @property {number} k
- * @property {Record<Arm, ArmTerm | null>} terms
+ * @property {Record<Arm, ArmTerm | null>} terms null where the arm did not vote.
+ */
+
+/**
+ * The response's `explain` (with `explain: true`): the fusion settings used and the times.
+ * @typedef {object} RecallExplain
+ * @property {string} embedder The query's embedder, e.g. `hash-v1`.
+ * @property {number} k
+ * @property {Weights} weights The weights in effect (the request's over the defaults).
+ * @property {number} embedMs
+ * @property {number} queryMs
+ * @property {number} [connectMs] The edge worker only: opening its connection.
+ * @property {string} [vectorArm] `memloom recall --json --explain` only: what the vector arm can match.
  */
 
 /**
@@ -384,10 +397,13 @@
  */
 
 /**
+ * The recall response: schema/recall-response.json in the repository is its one definition
+ * (npm/test/contracts.test.js validates the store's, the CLI's and the MCP server's against it).
  * @typedef {object} Recall
  * @property {string} query
  * @property {RecallResult[]} results
  * @property {number} tookMs
+ * @property {RecallExplain} [explain] With `explain: true`.
  */
 
 /**

@@ -153,7 +153,8 @@ test('--json on every command: one JSON document on stdout; mcp and completion s
   assert.ok(idx.entities > 0);
   const recall = parse(['recall', 'freeze', '--json', '--explain']);
   assert.ok(recall.results.length > 0);
-  assert.match(recall.vectorArm, /hash-v1 \(offline\) matches shared words/);
+  assert.match(recall.explain.vectorArm, /hash-v1 \(offline\) matches shared words/);
+  assert.equal(recall.explain.embedder, 'hash-v1');
   const history = parse(['history', 'freeze', '--json']);
   assert.deepEqual(history.map((h) => h.status), ['superseded', 'active']);
   const stats = parse(['stats', '--json']);

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bin, fixtures, runCli, RESULT_KEYS } from './helpers.js';
+import { brokenResponses, compile, goldenCases, validateRecall } from './contract-helpers.js';
 
 const workerSrc = new URL('../../crates/edge-worker/src/', import.meta.url);
 
@@ -92,10 +93,18 @@ test('the edge worker serves the same tools and instructions (crates/edge-worker
   assert.equal(literal[1].replace(/\\"/g, '"'), client.getInstructions());
 });
 
+test("tools/list: recall's outputSchema is the recall response's (schema/recall-response.json)", async () => {
+  const { tools } = await client.listTools();
+  const validate = await compile(tools.find((t) => t.name === 'recall').outputSchema);
+  for (const c of goldenCases) assert.ok(validate(c.response), `${c.name}: ${JSON.stringify(validate.errors)}`);
+  for (const [what, r] of brokenResponses()) assert.ok(!validate(r), `the served outputSchema accepted ${what}`);
+});
+
 test('recall: a doc chunk comes back citable (source › breadcrumb, scores, ranks) and in the DESIGN.md shape', async () => {
   const r = await call('recall', { query: 'max_connections', limit: 3 });
   assert.ok(!r.isError, text(r));
   const top = r.structuredContent.results[0];
+  assert.deepEqual(validateRecall(r.structuredContent), [], 'schema/recall-response.json');
   assert.deepEqual(Object.keys(r.structuredContent), ['query', 'results', 'tookMs']);
   assert.deepEqual(Object.keys(top), RESULT_KEYS);
   assert.equal(top.kind, 'chunk');

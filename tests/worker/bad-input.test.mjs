@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { validateRecall } from '../../npm/test/contract-helpers.js';
 
 const { WORKER_URL, TOKEN_A, DATABASE_URL } = process.env;
 if (!WORKER_URL || !TOKEN_A || !DATABASE_URL) {
@@ -139,7 +140,7 @@ test('recall: SQL and tsquery metacharacters and Unicode edge cases are 200', as
   for (const query of queries) {
     const res = await call('/v1/recall', { body: { query, limit: 5, explain: true } });
     handled(res, 200, undefined, `recall ${JSON.stringify(query.slice(0, 40))}`);
-    assert.ok(Array.isArray(res.json.results));
+    assert.deepEqual(validateRecall(res.json), [], `recall ${JSON.stringify(query.slice(0, 40))}: schema/recall-response.json`);
   }
   const id = await call('/v1/recall', { body: { query: '& max_connections' } });
   assert.equal(id.json.results[0].breadcrumb, 'Postgres runbook > Connection limits');

@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+// The recall response's one definition (schema/recall-response.json), compiled with ajv.
+import { recallSchema, validateRecall } from '../../npm/test/contract-helpers.js';
 
 const { WORKER_URL, TOKEN_A, TOKEN_B, DATABASE_URL } = process.env;
 if (!WORKER_URL || !TOKEN_A || !TOKEN_B || !DATABASE_URL) {
@@ -63,6 +65,7 @@ test('health: database reachable, schema version, embedder, no secrets', async (
 test('recall: an identifier query finds its chunk first, in the DESIGN.md shape', async () => {
   const res = await recall(TOKEN_A, { query: 'max_connections' });
   assert.equal(res.status, 200, res.text);
+  assert.deepEqual(validateRecall(res.json), [], 'schema/recall-response.json');
   assert.deepEqual(Object.keys(res.json).sort(), ['query', 'results', 'tookMs']);
   assert.equal(res.json.query, 'max_connections');
   assert.equal(typeof res.json.tookMs, 'number');
@@ -94,11 +97,17 @@ test('recall: limit, kinds and explain', async () => {
   assert.equal(res.status, 200, res.text);
   assert.equal(res.json.results.length, 2);
   assert.ok(res.json.results.every((r) => r.kind === 'chunk'));
+  assert.deepEqual(validateRecall(res.json), [], 'schema/recall-response.json');
   assert.equal(res.json.explain.embedder, 'hash-v1');
   assert.deepEqual(res.json.explain.weights, { vector: 1, keyword: 2, entity: 0.5 });
-  const r = res.json.results[0];
-  const sum = r.contributions.vector + r.contributions.keyword + r.contributions.entity;
-  assert.ok(Math.abs(sum - r.rrfScore) < 1e-12, `${sum} vs ${r.rrfScore}`);
+  assert.equal(res.json.explain.k, 60);
+  assert.ok(res.json.explain.connectMs >= 0 && res.json.explain.queryMs >= 0);
+  for (const r of res.json.results) {
+    // Each hit's terms (the npm store's explain shape) add up to its score.
+    const sum = ['vector', 'keyword', 'entity'].reduce((s, a) => s + (r.explain.terms[a]?.term ?? 0), 0);
+    assert.ok(Math.abs(sum - r.rrfScore) < 1e-12, `${sum} vs ${r.rrfScore}`);
+    assert.equal(r.explain.k, 60);
+  }
 });
 
 test('memories: saved through the worker, recalled, and a key supersedes', async () => {
@@ -195,6 +204,11 @@ test('openapi: served and names every route', async () => {
   const res = await call('/v1/openapi.json', { method: 'GET' });
   assert.equal(res.status, 200);
   for (const p of ['/v1/recall', '/v1/memories', '/v1/health']) assert.ok(res.json.paths[p], p);
+  // Its recall response is the schema file's (built from it: crates/edge-worker/src/contracts.rs).
+  const served = res.json.components.schemas;
+  assert.deepEqual(served.RecallResponse.required, recallSchema.required);
+  assert.deepEqual(Object.keys(served.RecallHit.properties), Object.keys(recallSchema.$defs.hit.properties));
+  assert.equal(served.Hit, undefined);
 });
 
 test('409: a store built with another embedder is refused, naming both', async () => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { Client } from '../../npm/node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
 import { StreamableHTTPClientTransport } from '../../npm/node_modules/@modelcontextprotocol/sdk/dist/esm/client/streamableHttp.js';
+import { validateRecall } from '../../npm/test/contract-helpers.js';
 
 const { WORKER_URL, TOKEN_A, TOKEN_B } = process.env;
 if (!WORKER_URL || !TOKEN_A || !TOKEN_B) throw new Error('run through scripts/test-worker.sh (WORKER_URL, TOKEN_A, TOKEN_B)');
@@ -63,6 +64,7 @@ test('mcp: recall cites a doc chunk (source › breadcrumb) with scores and rank
   const { client } = await connect(TOKEN_A);
   const r = await client.callTool({ name: 'recall', arguments: { query: 'max_connections', limit: 3 } });
   assert.ok(!r.isError, text(r));
+  assert.deepEqual(validateRecall(r.structuredContent), [], 'schema/recall-response.json');
   assert.deepEqual(Object.keys(r.structuredContent).sort(), ['query', 'results', 'tookMs']);
   const top = r.structuredContent.results[0];
   assert.equal(top.source, 'postgres-runbook.md');

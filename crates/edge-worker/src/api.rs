@@ -440,7 +440,9 @@ pub fn parse_memory(body: &[u8]) -> Result<Memory, ApiError> {
     })
 }
 
-/// The recall JSON contract: `{"query", "results": [...], "tookMs"}` (+ `explain` on request).
+/// The recall response: the Rust form of `schema/recall-response.json`, the one definition every
+/// door answers with (the worker's native tests validate these structs' JSON against it, on the
+/// golden cases of `tests/golden/recall-response.json`).
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RecallResponse<'a> {
@@ -463,9 +465,9 @@ pub struct RecallHit<'a> {
     pub rrf_score: f64,
     pub similarity: f64,
     pub ranks: Ranks,
-    /// Each arm's share of `rrfScore` (only with `explain: true`).
+    /// The item's fusion terms (only with `explain: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub contributions: Option<Contributions>,
+    pub explain: Option<HitExplain>,
 }
 
 #[derive(Debug, Serialize, PartialEq, Eq)]
@@ -475,11 +477,27 @@ pub struct Ranks {
     pub entity: Option<i32>,
 }
 
+/// A hit's fusion terms: `k` and each voting arm's `weight / (k + rank)`; they add up to
+/// `rrfScore`.
 #[derive(Debug, Serialize, PartialEq)]
-pub struct Contributions {
-    pub vector: f64,
-    pub keyword: f64,
-    pub entity: f64,
+pub struct HitExplain {
+    pub k: f64,
+    pub terms: Terms,
+}
+
+/// Each arm's [`Term`]; `None` (null) where the arm did not vote.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Terms {
+    pub vector: Option<Term>,
+    pub keyword: Option<Term>,
+    pub entity: Option<Term>,
+}
+
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Term {
+    pub rank: i32,
+    pub weight: f64,
+    pub term: f64,
 }
 
 /// Why the results are what they are: the fusion settings used and where the time went.
@@ -490,8 +508,10 @@ pub struct Explain {
     pub k: f64,
     pub weights: Weights,
     pub embed_ms: u64,
-    pub connect_ms: u64,
     pub query_ms: u64,
+    /// Opening this request's connection (the worker has one per request).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_ms: Option<u64>,
 }
 
 #[derive(Debug, Serialize, Clone, Copy, PartialEq)]
@@ -510,6 +530,25 @@ impl Recall {
             entity: self.weights.entity.unwrap_or(DEFAULT_WEIGHT_ENTITY),
         }
     }
+
+    /// The response's `explain` (with `explain: true`): the embedder's label, the fusion
+    /// settings in effect and the request's times.
+    pub fn explain(
+        &self,
+        embedder: String,
+        embed_ms: u64,
+        query_ms: u64,
+        connect_ms: Option<u64>,
+    ) -> Option<Explain> {
+        self.explain.then(|| Explain {
+            embedder,
+            k: f64::from(DEFAULT_RRF_K),
+            weights: self.effective_weights(),
+            embed_ms,
+            query_ms,
+            connect_ms,
+        })
+    }
 }
 
 /// Builds the response body from `memloom_fuse` rows.
@@ -521,7 +560,13 @@ pub fn recall_response<'a>(
 ) -> RecallResponse<'a> {
     let w = recall.effective_weights();
     let k = f64::from(DEFAULT_RRF_K);
-    let part = |weight: f64, rank: Option<i32>| rank.map_or(0.0, |r| weight / (k + f64::from(r)));
+    let term = |weight: f64, rank: Option<i32>| {
+        rank.map(|rank| Term {
+            rank,
+            weight,
+            term: weight / (k + f64::from(rank)),
+        })
+    };
     let results = rows
         .iter()
         .map(|r| RecallHit {
@@ -538,10 +583,13 @@ pub fn recall_response<'a>(
                 keyword: r.keyword_rank,
                 entity: r.entity_rank,
             },
-            contributions: recall.explain.then(|| Contributions {
-                vector: part(w.vector, r.vector_rank),
-                keyword: part(w.keyword, r.keyword_rank),
-                entity: part(w.entity, r.entity_rank),
+            explain: recall.explain.then(|| HitExplain {
+                k,
+                terms: Terms {
+                    vector: term(w.vector, r.vector_rank),
+                    keyword: term(w.keyword, r.keyword_rank),
+                    entity: term(w.entity, r.entity_rank),
+                },
             }),
         })
         .collect();
@@ -829,7 +877,7 @@ mod tests {
     }
 
     #[test]
-    fn explain_contributions_sum_to_the_score_formula() {
+    fn explain_terms_follow_the_score_formula() {
         let r = recall(r#"{"query":"q","explain":true,"weights":{"entity":1}}"#).unwrap();
         let rows = vec![FusedRow {
             id: 1,
@@ -845,9 +893,14 @@ mod tests {
             entity_rank: None,
         }];
         let resp = recall_response(&r, &rows, 0, None);
-        let c = resp.results[0].contributions.as_ref().unwrap();
-        assert_eq!(c.vector, 1.0 / 61.0);
-        assert_eq!(c.keyword, 2.0 / 63.0);
-        assert_eq!(c.entity, 0.0);
+        let e = resp.results[0].explain.as_ref().unwrap();
+        assert_eq!(e.k, 60.0);
+        let (v, kw) = (
+            e.terms.vector.as_ref().unwrap(),
+            e.terms.keyword.as_ref().unwrap(),
+        );
+        assert_eq!((v.rank, v.weight, v.term), (1, 1.0, 1.0 / 61.0));
+        assert_eq!((kw.rank, kw.weight, kw.term), (3, 2.0, 2.0 / 63.0));
+        assert_eq!(e.terms.entity, None, "the entity arm did not vote");
     }
 }

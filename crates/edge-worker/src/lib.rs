@@ -9,6 +9,8 @@
 pub mod api;
 pub mod auth;
 pub mod config;
+#[cfg(test)]
+mod contracts;
 pub mod error;
 pub mod log;
 pub mod mcp;

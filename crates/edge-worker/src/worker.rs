@@ -13,7 +13,7 @@
 use worker::wasm_bindgen::{self, prelude::wasm_bindgen, JsValue};
 use worker::{Context, Env};
 
-use crate::api::{self, DatabaseHealth, EmbedderHealth, Explain, HealthResponse, MemoryResponse};
+use crate::api::{self, DatabaseHealth, EmbedderHealth, HealthResponse, MemoryResponse};
 use crate::auth;
 use crate::config::{HyperdriveBinding, WorkerConfig};
 use crate::error::ApiError;
@@ -131,14 +131,12 @@ async fn handle_recall(
 ) -> Result<Response, ApiError> {
     let recall = api::parse_recall(body)?;
     let (rows, embedder, embed_ms) = store::recall(cx, &recall, namespace).await?;
-    let explain = recall.explain.then(|| Explain {
-        embedder: embedder.label(),
-        k: f64::from(memloom_core::fuse::DEFAULT_RRF_K),
-        weights: recall.effective_weights(),
+    let explain = recall.explain(
+        embedder.label(),
         embed_ms,
-        connect_ms: cx.log.connect_ms.unwrap_or(0),
-        query_ms: cx.log.query_ms.unwrap_or(0),
-    });
+        cx.log.query_ms.unwrap_or(0),
+        Some(cx.log.connect_ms.unwrap_or(0)),
+    );
     let out = api::recall_response(&recall, &rows, cx.elapsed(), explain);
     respond(200, to_json(&out)?)
 }

@@ -1,15 +1,12 @@
 // Recall: the query embedded, then ONE memloom_fuse call (sql/memloom/08_fusion.sql).
 import { MemloomError } from '../errors.js';
 import { embedTexts } from './embedder.js';
+import { ARMS, recallResponse } from '../recall-response.js';
 import { checkNoNul, toInstant } from './input.js';
 /** @import { Store } from './store.js' */
-/** @import { Arm } from '../types.js' */
 
-/**
- * The recall arms, in fusion order.
- * @type {readonly Arm[]}
- */
-export const ARMS = ['vector', 'keyword', 'entity'];
+/** The recall arms, in fusion order (the recall response's, src/recall-response.js). */
+export { ARMS };
 
 /** Store#recall (store.js documents it). @param {Store} store @param {string} query @param {import('../types.js').RecallOptions} [options] */
 export async function recall(store, query, options = {}) {
@@ -31,7 +28,9 @@ export async function recall(store, query, options = {}) {
   }
   const w = {};
   for (const a of ARMS) w[a] = weights[a] ?? null;
+  const embedStarted = performance.now();
   const [vec] = await embedTexts(store, [query]);
+  const embedMs = ms(performance.now() - embedStarted);
   // Named arguments: NULL would override a default, so only given ones are passed.
   const args = [query, vec, store.namespace, limit];
   const named = [];
@@ -53,40 +52,18 @@ export async function recall(store, query, options = {}) {
   add('until', until, 'timestamptz');
   const sql = `SELECT * FROM memloom_fuse($1, $2::vector, $3, $4${named.map((n) => `, ${n}`).join('')})`;
   let rows;
+  const queryStarted = performance.now();
   try {
     ({ rows } = await store.db.query(sql, args));
   } catch (e) {
     throw new MemloomError(`recall failed: ${e.message}`);
   }
-  const results = [];
-  for (const r of rows) {
-    const ranks = { vector: nullableInt(r.vector_rank), keyword: nullableInt(r.keyword_rank), entity: nullableInt(r.entity_rank) };
-    const hit = {
-      id: Number(r.id),
-      kind: r.kind,
-      source: r.source ?? null,
-      breadcrumb: r.breadcrumb ?? null,
-      key: r.key ?? null,
-      content: r.content,
-      rrfScore: Number(r.rrf_score),
-      similarity: Number(r.similarity),
-      ranks,
-    };
-    if (explain) hit.explain = explainHit(ranks, { k: k ?? 60, weights: w });
-    results.push(hit);
-  }
-  return { query, results, tookMs: Math.round((performance.now() - started) * 100) / 100 };
+  const queryMs = ms(performance.now() - queryStarted);
+  const timings = { embedder: `${store.embedder.name}-v${store.embedder.version}`, embedMs, queryMs };
+  return recallResponse(query, rows, { tookMs: ms(performance.now() - started), explain, k, weights: w, timings });
 }
 
-function explainHit(ranks, { k, weights }) {
-  const terms = {};
-  for (const a of ARMS) {
-    const w = weights[a] ?? { vector: 1.0, keyword: 2.0, entity: 0.5 }[a];
-    terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w, term: w / (k + ranks[a]) };
-  }
-  return { k, terms };
-}
-
-function nullableInt(v) {
-  return v === null || v === undefined ? null : Number(v);
+/** Milliseconds, to two decimals. @param {number} t */
+function ms(t) {
+  return Math.round(t * 100) / 100;
 }

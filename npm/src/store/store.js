@@ -205,7 +205,8 @@ export class Store {
    * Recall: embeds the query and makes ONE memloom_fuse call. Options: limit (10), kinds
    * (['memory','chunk']), weights {vector, keyword, entity}, k, candidates, keywordFloor
    * (the keyword arm votes for items scoring at least this fraction of its best: sql/memloom/08_fusion.sql), arms (subset of
-   * ARMS; the others do not run in SQL), explain (adds each arm's term), asOf (a Date or ISO
+   * ARMS; the others do not run in SQL), explain (adds each hit's fusion terms and the response's
+   * explain: embedder, k, weights, times), asOf (a Date or ISO
    * string: the memory versions valid then and the chunks ingested by then; default now),
    * since / until (inclusive bounds on the event time, else the saved time; a date alone as
    * until means the end of that day). docs/TIME.md.

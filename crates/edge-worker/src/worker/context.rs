@@ -1,8 +1,13 @@
 //! The small context every handler gets: the configuration the fetch handler read at the door,
 //! workerd's `Context` (to finish a connection after the response), the request's start time and
-//! its log line. Handlers and the store layer read settings from here, never from `env`.
+//! its log line. Handlers and the store layer read settings from here, never from `env`. Also
+//! the request's clock: [`now`] and [`timeout`].
 
-use worker::{Context, Date};
+use std::future::Future;
+use std::time::Duration;
+
+use futures_util::future::{select, Either};
+use worker::{Context, Date, Delay};
 
 use crate::config::{ConfigError, WorkerConfig};
 use crate::log::RequestLog;
@@ -34,4 +39,14 @@ impl RequestCx<'_> {
 /// Milliseconds since the epoch (workerd advances it only across I/O, which is what we time).
 pub(crate) fn now() -> u64 {
     Date::now().as_millis()
+}
+
+/// `fut`'s output, or `None` when `ms` pass first.
+pub(crate) async fn timeout<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
+    let fut = std::pin::pin!(fut);
+    let delay = std::pin::pin!(Delay::from(Duration::from_millis(u64::from(ms))));
+    match select(fut, delay).await {
+        Either::Left((out, _)) => Some(out),
+        Either::Right(_) => None,
+    }
 }

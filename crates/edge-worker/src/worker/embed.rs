@@ -18,7 +18,7 @@ use crate::error::embedder_mismatch;
 use crate::log::RequestLog;
 use crate::ApiError;
 
-use super::store::timeout;
+use super::context::timeout;
 
 /// Embeds `text`; an API failure is 502 `embedding_failed`, its detail logged.
 pub(crate) async fn embed_query(

@@ -41,7 +41,7 @@ pub(crate) fn header(req: &Request, name: &str) -> Option<String> {
 pub(crate) async fn read_body(req: &Request, log: &mut RequestLog) -> Result<Vec<u8>, ApiError> {
     let length = header(req, "content-length");
     api::check_size(length.as_deref())?;
-    let body = match super::store::timeout(api::BODY_TIMEOUT_MS, body_bytes(req)).await {
+    let body = match super::context::timeout(api::BODY_TIMEOUT_MS, body_bytes(req)).await {
         Some(Ok(body)) => body,
         Some(Err(e)) => {
             log.detail = Some(format!("reading the body: {e}"));

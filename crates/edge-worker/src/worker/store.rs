@@ -6,7 +6,6 @@
 
 use std::future::Future;
 use std::rc::Rc;
-use std::time::Duration;
 
 use futures_util::future::{join, select, Either};
 use tokio_postgres::types::Type;
@@ -18,7 +17,7 @@ use crate::api;
 use crate::config::{Database, EmbedderConfig};
 use crate::error::{self, ApiError};
 
-use super::context::{now, RequestCx};
+use super::context::{now, timeout, RequestCx};
 use super::embed::{embed_query, embed_static};
 
 /// What [`forget`] removes: one memory by id, or every version of a key.
@@ -396,15 +395,5 @@ fn store_error(e: &memloom_sql::Error) -> ApiError {
         }
         (_, Some("22000")) => error::embedder_mismatch(&e.to_string()),
         (_, state) => error::from_sqlstate(state),
-    }
-}
-
-/// `fut`'s output, or `None` when `ms` pass first.
-pub(crate) async fn timeout<F: Future>(ms: u32, fut: F) -> Option<F::Output> {
-    let fut = std::pin::pin!(fut);
-    let delay = std::pin::pin!(Delay::from(Duration::from_millis(u64::from(ms))));
-    match select(fut, delay).await {
-        Either::Left((out, _)) => Some(out),
-        Either::Right(_) => None,
     }
 }

@@ -29,7 +29,7 @@ export default {
     ['memloom recall "who is on call" --as-of 2026-03-01T12:00Z', 'the answer as it stood then'],
     ['memloom recall --batch queries.jsonl --json --limit 10 > results.jsonl', 'a labelled set, for scoring (see memloom eval)'],
   ],
-  json: '{query, results: [{id, kind, source, breadcrumb, key, content, rrfScore, similarity, ranks: {vector, keyword, entity}, explain?}], tookMs, vectorArm?} (vectorArm with --explain); --batch: one {id, results} line per query',
+  json: '{query, results: [{id, kind, source, breadcrumb, key, content, rrfScore, similarity, ranks: {vector, keyword, entity}, explain?}], tookMs, explain?: {embedder, k, weights, embedMs, queryMs, vectorArm}} (explain with --explain; schema/recall-response.json); --batch: one {id, results} line per query',
   async run(ctx, [query], o) {
     const opts = recallOptions(o);
     if (o.batch) {
@@ -57,7 +57,7 @@ export default {
     return ctx.withStore(async (store) => {
       const r = await store.recall(query, opts);
       const note = opts.explain ? vectorArmNote(store.embedder) : undefined;
-      if (ctx.json) ctx.outJson(note ? { ...r, vectorArm: note } : r);
+      if (ctx.json) ctx.outJson(note && r.explain ? { ...r, explain: { ...r.explain, vectorArm: note } } : r);
       else printRecall(ctx, r, opts, note);
       return 0;
     });
