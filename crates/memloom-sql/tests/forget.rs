@@ -322,7 +322,13 @@ async fn forget_namespace_takes_one_lock_and_waits_for_a_writer_of_a_key() {
     let c = &db.client;
     const KEYS: usize = 300;
     for i in 0..KEYS {
-        save(c, "big", Some(&format!("k{i}")), &format!("note {i} about deploys")).await;
+        save(
+            c,
+            "big",
+            Some(&format!("k{i}")),
+            &format!("note {i} about deploys"),
+        )
+        .await;
     }
     save(c, "kept", Some("k0"), "another namespace's note").await;
 
@@ -339,7 +345,10 @@ async fn forget_namespace_takes_one_lock_and_waits_for_a_writer_of_a_key() {
         .get(0);
     c.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(f.items, KEYS as i64);
-    assert_eq!(held, 1, "forget_namespace held {held} advisory locks for {KEYS} keys");
+    assert_eq!(
+        held, 1,
+        "forget_namespace held {held} advisory locks for {KEYS} keys"
+    );
 
     // A writer of a key of the namespace, not committed: forget waits for it.
     let w = db.connect().await;
@@ -348,12 +357,33 @@ async fn forget_namespace_takes_one_lock_and_waits_for_a_writer_of_a_key() {
     let other = db.connect().await;
     let task = tokio::spawn(async move { forget_namespace(&other, "big").await.unwrap() });
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert!(!task.is_finished(), "forget_namespace did not wait for the open remember");
+    assert!(
+        !task.is_finished(),
+        "forget_namespace did not wait for the open remember"
+    );
     w.batch_execute("COMMIT").await.unwrap();
     let f = task.await.unwrap();
-    assert_eq!(f.items, KEYS as i64 + 1, "the late version was deleted too: {f:?}");
-    assert_eq!(count(c, "SELECT count(*) FROM memloom_items WHERE namespace = 'big'").await, 0);
-    assert_eq!(count(c, "SELECT count(*) FROM memloom_items WHERE namespace = 'kept'").await, 1);
+    assert_eq!(
+        f.items,
+        KEYS as i64 + 1,
+        "the late version was deleted too: {f:?}"
+    );
+    assert_eq!(
+        count(
+            c,
+            "SELECT count(*) FROM memloom_items WHERE namespace = 'big'"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            c,
+            "SELECT count(*) FROM memloom_items WHERE namespace = 'kept'"
+        )
+        .await,
+        1
+    );
     // A remember after it takes the shared lock again without waiting.
     save(c, "big", Some("k0"), "after the forget").await;
     assert_eq!(chain(c, "big", "k0").await.len(), 1);
