@@ -121,10 +121,11 @@ DECLARE
     w_o      bigint[];
     w_key    text[];
     w_version integer[];
-    w_last   boolean[];
-    w_sup    bigint[];
-    w_t      timestamptz[];
     w_id     bigint[];
+    w_sup    bigint[];
+    w_sup_by bigint[];
+    w_t      timestamptz[];
+    w_old    bigint[];
     n_w      integer;
     n_sup    integer;
 BEGIN
@@ -188,70 +189,63 @@ BEGIN
     -- new version supersedes. A key's versions within one batch share it: the earlier ones'
     -- intervals are empty (valid_from = valid_to), in history but never seen by as_of.
     t := date_trunc('milliseconds', clock_timestamp());
-    -- The written records in order: each one's key, version, whether it is its key's last
-    -- in the batch (the active one), the version it supersedes when it is its key's first (the
-    -- active one stored), and its valid_from.
-    SELECT array_agg(q.o ORDER BY q.o), array_agg(q.k ORDER BY q.o), array_agg(q.v ORDER BY q.o),
-           array_agg(q.last ORDER BY q.o), array_agg(q.sup ORDER BY q.o), array_agg(q.t ORDER BY q.o)
-      INTO w_o, w_key, w_version, w_last, w_sup, w_t
-      FROM (SELECT b.o, b.k,
-                   CASE WHEN b.k IS NULL THEN 1 ELSE coalesce(st.max_version, 0) + row_number() OVER w END::integer AS v,
-                   b.k IS NULL OR lead(b.o) OVER w IS NULL AS last,
-                   CASE WHEN b.k IS NOT NULL AND row_number() OVER w = 1 THEN st.active_id END AS sup,
-                   CASE WHEN b.k IS NULL THEN t ELSE greatest(t, st.active_from) END AS t
-              FROM unnest(keys) WITH ORDINALITY AS b(k, o)
-              LEFT JOIN (
-                  SELECT i.key, max(i.version) AS max_version,
-                         max(i.id) FILTER (WHERE i.status = 'active') AS active_id,
-                         max(i.valid_from) FILTER (WHERE i.status = 'active') AS active_from
-                    FROM memloom_items i
-                   WHERE i.namespace = ns AND i.key = ANY (keys)
-                   GROUP BY i.key) st ON st.key = b.k
-             WHERE keep[b.o]
-            WINDOW w AS (PARTITION BY b.k ORDER BY b.o)) q;
+    -- The written records in order, each with its id (drawn in the records' order: recall
+    -- breaks score ties by id), key, version, links (the version before it: the key's previous
+    -- record here, else its stored active version; the one after it, here), valid_from, and
+    -- for a key's first record the stored active version it supersedes. Each key's stored
+    -- state by an index lookup (as memloom_memory_states reads it).
+    SELECT array_agg(z.o ORDER BY z.o), array_agg(z.k ORDER BY z.o), array_agg(z.v ORDER BY z.o),
+           array_agg(z.id ORDER BY z.o), array_agg(z.sup ORDER BY z.o), array_agg(z.sup_by ORDER BY z.o),
+           array_agg(z.t ORDER BY z.o), array_agg(z.old ORDER BY z.o)
+      INTO w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t, w_old
+      FROM (SELECT q.o, q.k, q.id,
+                   CASE WHEN q.k IS NULL THEN 1 ELSE coalesce(q.max_version, 0) + row_number() OVER w END::integer AS v,
+                   CASE WHEN q.k IS NOT NULL THEN coalesce(lag(q.id) OVER w, q.active_id) END AS sup,
+                   CASE WHEN q.k IS NOT NULL THEN lead(q.id) OVER w END AS sup_by,
+                   CASE WHEN q.k IS NOT NULL AND row_number() OVER w = 1 THEN q.active_id END AS old,
+                   CASE WHEN q.k IS NULL THEN t ELSE greatest(t, q.active_from) END AS t
+              FROM (SELECT p.*, nextval(pg_get_serial_sequence('memloom_items', 'id')) AS id
+                      FROM (SELECT b.o, b.k, st.max_version, st.active_id, st.active_from
+                              FROM unnest(keys) WITH ORDINALITY AS b(k, o)
+                              LEFT JOIN LATERAL (
+                                  SELECT max(i.version) AS max_version,
+                                         max(i.id) FILTER (WHERE i.status = 'active') AS active_id,
+                                         max(i.valid_from) FILTER (WHERE i.status = 'active') AS active_from
+                                    FROM memloom_items i
+                                   WHERE i.namespace = ns AND i.key = b.k) st ON b.k IS NOT NULL
+                             WHERE keep[b.o]
+                             ORDER BY b.o) p) q
+            WINDOW w AS (PARTITION BY q.k ORDER BY q.o)) z;
     IF w_o IS NULL THEN
         RETURN QUERY SELECT 0, n, 0;
         RETURN;
     END IF;
 
-    -- The active versions superseded: their intervals end where the new ones begin (the link
-    -- to the successor once it exists, below).
-    UPDATE memloom_items i SET status = 'superseded', valid_to = r.t, updated_at = now()
-      FROM unnest(w_sup, w_t) AS r(sup, t)
-     WHERE r.sup IS NOT NULL AND i.id = r.sup;
-    -- The new versions, ids drawn in the records' order (recall breaks score ties by id): all
-    -- of a key's but its last already superseded, the first linked to the version it
-    -- supersedes. The statistics triggers (04_statistics.sql) take the statement as a whole.
-    WITH ins AS (
-        INSERT INTO memloom_items (namespace, kind, key, version, content, status, supersedes, embedding,
-                                   metadata, valid_from, valid_to, event_at)
-        SELECT ns, 'memory', r.k, r.v, contents[r.o],
-               CASE WHEN r.last THEN 'active' ELSE 'superseded' END, r.sup, embeddings[r.o],
-               CASE WHEN r.k IS NULL THEN coalesce(metadata[r.o], '{}')
-                    ELSE coalesce(metadata[r.o], '{}') || jsonb_build_object('seq', coalesce(seqs[r.o], 0)) END,
-               r.t, CASE WHEN r.last THEN NULL ELSE r.t END, event_at[r.o]
-          FROM unnest(w_o, w_key, w_version, w_last, w_sup, w_t) AS r(o, k, v, last, sup, t)
-         ORDER BY r.o
-        RETURNING memloom_items.id
+    -- One statement: the stored active versions superseded (their intervals end where their
+    -- successors' begin, linked to them), then the new versions, all of a key's but its last
+    -- already superseded. The UPDATE runs to completion before the first row is inserted (the
+    -- INSERT's filter is an InitPlan reading it), so the one-active-version index never sees
+    -- two; the foreign keys are checked at the statement's end, when every row exists. The
+    -- statistics triggers (04_statistics.sql) take each part as a whole.
+    WITH old AS (
+        UPDATE memloom_items i
+           SET status = 'superseded', valid_to = r.t, updated_at = now(), superseded_by = r.id
+          FROM unnest(w_old, w_id, w_t) AS r(old, id, t)
+         WHERE i.id = ANY (w_old) AND i.id = r.old  -- (the ANY: an index scan, not a scan of the pool)
+        RETURNING i.id
     )
-    SELECT array_agg(ins.id ORDER BY ins.id) INTO w_id FROM ins;
-    -- The links that need the new ids (w_id is in the records' order): each superseded stored
-    -- version to its successor, and a key's later new versions to their predecessors.
-    WITH nv AS (
-        SELECT r.id, r.sup, lag(r.id) OVER k AS prev, lead(r.id) OVER k AS next
-          FROM unnest(w_id, w_key, w_sup) AS r(id, key, sup)
-         WHERE r.key IS NOT NULL
-        WINDOW k AS (PARTITION BY r.key ORDER BY r.id)
-    ), links AS (
-        SELECT nv.id, nv.prev AS sup, nv.next AS sup_by FROM nv WHERE nv.prev IS NOT NULL OR nv.next IS NOT NULL
-        UNION ALL
-        SELECT nv.sup, NULL, nv.id FROM nv WHERE nv.sup IS NOT NULL
-    )
-    UPDATE memloom_items i
-       SET supersedes = coalesce(l.sup, i.supersedes), superseded_by = coalesce(l.sup_by, i.superseded_by)
-      FROM links l
-     WHERE i.id = l.id;
-    n_w := cardinality(w_id);
+    INSERT INTO memloom_items (id, namespace, kind, key, version, content, status, supersedes, superseded_by,
+                               embedding, metadata, valid_from, valid_to, event_at)
+    OVERRIDING SYSTEM VALUE
+    SELECT r.id, ns, 'memory', r.k, r.v, contents[r.o],
+           CASE WHEN r.sup_by IS NULL THEN 'active' ELSE 'superseded' END, r.sup, r.sup_by, embeddings[r.o],
+           CASE WHEN r.k IS NULL THEN coalesce(metadata[r.o], '{}')
+                ELSE coalesce(metadata[r.o], '{}') || jsonb_build_object('seq', coalesce(seqs[r.o], 0)) END,
+           r.t, CASE WHEN r.sup_by IS NULL THEN NULL ELSE r.t END, event_at[r.o]
+      FROM unnest(w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t) AS r(o, k, v, id, sup, sup_by, t)
+     WHERE (SELECT count(*) FROM old) >= 0
+     ORDER BY r.o;
+    GET DIAGNOSTICS n_w = ROW_COUNT;
     n_sup := (SELECT count(*)::integer FROM unnest(w_version) AS v WHERE v > 1);
     RETURN QUERY SELECT n_w, n - n_w, n_sup;
 END

@@ -36,13 +36,18 @@ LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM memloom_lock_keys(ns, keys);
+    -- Key by key (an index lookup each): `key = ANY (keys)` over the pool was planned as a
+    -- sequential scan (no planner statistics on key, sql/0012), a scan of the pool per batch.
     RETURN QUERY
-    SELECT i.key,
-           max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number'),
-           max(i.content) FILTER (WHERE i.status = 'active')
-      FROM memloom_items i
-     WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = ANY (keys)
-     GROUP BY i.key;
+    SELECT d.k, s.seq, s.active
+      FROM (SELECT DISTINCT k FROM unnest(keys) AS k WHERE k IS NOT NULL) d
+     CROSS JOIN LATERAL (
+           SELECT count(*) AS n,
+                  max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number') AS seq,
+                  max(i.content) FILTER (WHERE i.status = 'active') AS active
+             FROM memloom_items i
+            WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = d.k) s
+     WHERE s.n > 0;
 END
 $$;
 COMMENT ON FUNCTION memloom_memory_states(text, text[]) IS

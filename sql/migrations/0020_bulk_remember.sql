@@ -1,11 +1,13 @@
 -- memloom schema 20: bulk remember that is set-based, and forgetting a big namespace with one
 -- lock (issue 19, item 4). memloom_remember_batch writes a batch of memories (memloom remember
--- --file, Store#importMemories) in a few statements instead of one memloom_remember call per
--- record, with the same versions, links, intervals and import skips. The key locks get one
--- owner, memloom_lock_keys: every writer of a key now takes the namespace's key lock shared
--- before its keys' locks, and memloom_forget_namespace takes that one lock exclusively instead
--- of one advisory lock per key (which ran out of shared memory at about 500k keys). No table
--- changes.
+-- --file, Store#importMemories) in one call and a few set-based statements instead of one
+-- memloom_remember call per record, with the same versions, links, intervals and import skips.
+-- The key locks get one owner, memloom_lock_keys: every writer of a key now takes the
+-- namespace's key lock shared before its keys' locks, and memloom_forget_namespace takes that
+-- one lock exclusively instead of one advisory lock per key (which ran out of shared memory at
+-- about 500k keys). memloom_memory_states reads key by key (an index lookup each, not a scan of
+-- the pool); the items' UPDATE statistics trigger joins the transition tables by a hash (its
+-- LIMIT 1 made it a nested loop: n x n for an UPDATE of n rows). No table changes.
 CREATE FUNCTION memloom_lock_keys(ns text, keys text[]) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
@@ -272,10 +274,11 @@ DECLARE
     w_o      bigint[];
     w_key    text[];
     w_version integer[];
-    w_last   boolean[];
-    w_sup    bigint[];
-    w_t      timestamptz[];
     w_id     bigint[];
+    w_sup    bigint[];
+    w_sup_by bigint[];
+    w_t      timestamptz[];
+    w_old    bigint[];
     n_w      integer;
     n_sup    integer;
 BEGIN
@@ -339,70 +342,63 @@ BEGIN
     -- new version supersedes. A key's versions within one batch share it: the earlier ones'
     -- intervals are empty (valid_from = valid_to), in history but never seen by as_of.
     t := date_trunc('milliseconds', clock_timestamp());
-    -- The written records in order: each one's key, version, whether it is its key's last
-    -- in the batch (the active one), the version it supersedes when it is its key's first (the
-    -- active one stored), and its valid_from.
-    SELECT array_agg(q.o ORDER BY q.o), array_agg(q.k ORDER BY q.o), array_agg(q.v ORDER BY q.o),
-           array_agg(q.last ORDER BY q.o), array_agg(q.sup ORDER BY q.o), array_agg(q.t ORDER BY q.o)
-      INTO w_o, w_key, w_version, w_last, w_sup, w_t
-      FROM (SELECT b.o, b.k,
-                   CASE WHEN b.k IS NULL THEN 1 ELSE coalesce(st.max_version, 0) + row_number() OVER w END::integer AS v,
-                   b.k IS NULL OR lead(b.o) OVER w IS NULL AS last,
-                   CASE WHEN b.k IS NOT NULL AND row_number() OVER w = 1 THEN st.active_id END AS sup,
-                   CASE WHEN b.k IS NULL THEN t ELSE greatest(t, st.active_from) END AS t
-              FROM unnest(keys) WITH ORDINALITY AS b(k, o)
-              LEFT JOIN (
-                  SELECT i.key, max(i.version) AS max_version,
-                         max(i.id) FILTER (WHERE i.status = 'active') AS active_id,
-                         max(i.valid_from) FILTER (WHERE i.status = 'active') AS active_from
-                    FROM memloom_items i
-                   WHERE i.namespace = ns AND i.key = ANY (keys)
-                   GROUP BY i.key) st ON st.key = b.k
-             WHERE keep[b.o]
-            WINDOW w AS (PARTITION BY b.k ORDER BY b.o)) q;
+    -- The written records in order, each with its id (drawn in the records' order: recall
+    -- breaks score ties by id), key, version, links (the version before it: the key's previous
+    -- record here, else its stored active version; the one after it, here), valid_from, and
+    -- for a key's first record the stored active version it supersedes. Each key's stored
+    -- state by an index lookup (as memloom_memory_states reads it).
+    SELECT array_agg(z.o ORDER BY z.o), array_agg(z.k ORDER BY z.o), array_agg(z.v ORDER BY z.o),
+           array_agg(z.id ORDER BY z.o), array_agg(z.sup ORDER BY z.o), array_agg(z.sup_by ORDER BY z.o),
+           array_agg(z.t ORDER BY z.o), array_agg(z.old ORDER BY z.o)
+      INTO w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t, w_old
+      FROM (SELECT q.o, q.k, q.id,
+                   CASE WHEN q.k IS NULL THEN 1 ELSE coalesce(q.max_version, 0) + row_number() OVER w END::integer AS v,
+                   CASE WHEN q.k IS NOT NULL THEN coalesce(lag(q.id) OVER w, q.active_id) END AS sup,
+                   CASE WHEN q.k IS NOT NULL THEN lead(q.id) OVER w END AS sup_by,
+                   CASE WHEN q.k IS NOT NULL AND row_number() OVER w = 1 THEN q.active_id END AS old,
+                   CASE WHEN q.k IS NULL THEN t ELSE greatest(t, q.active_from) END AS t
+              FROM (SELECT p.*, nextval(pg_get_serial_sequence('memloom_items', 'id')) AS id
+                      FROM (SELECT b.o, b.k, st.max_version, st.active_id, st.active_from
+                              FROM unnest(keys) WITH ORDINALITY AS b(k, o)
+                              LEFT JOIN LATERAL (
+                                  SELECT max(i.version) AS max_version,
+                                         max(i.id) FILTER (WHERE i.status = 'active') AS active_id,
+                                         max(i.valid_from) FILTER (WHERE i.status = 'active') AS active_from
+                                    FROM memloom_items i
+                                   WHERE i.namespace = ns AND i.key = b.k) st ON b.k IS NOT NULL
+                             WHERE keep[b.o]
+                             ORDER BY b.o) p) q
+            WINDOW w AS (PARTITION BY q.k ORDER BY q.o)) z;
     IF w_o IS NULL THEN
         RETURN QUERY SELECT 0, n, 0;
         RETURN;
     END IF;
 
-    -- The active versions superseded: their intervals end where the new ones begin (the link
-    -- to the successor once it exists, below).
-    UPDATE memloom_items i SET status = 'superseded', valid_to = r.t, updated_at = now()
-      FROM unnest(w_sup, w_t) AS r(sup, t)
-     WHERE r.sup IS NOT NULL AND i.id = r.sup;
-    -- The new versions, ids drawn in the records' order (recall breaks score ties by id): all
-    -- of a key's but its last already superseded, the first linked to the version it
-    -- supersedes. The statistics triggers (04_statistics.sql) take the statement as a whole.
-    WITH ins AS (
-        INSERT INTO memloom_items (namespace, kind, key, version, content, status, supersedes, embedding,
-                                   metadata, valid_from, valid_to, event_at)
-        SELECT ns, 'memory', r.k, r.v, contents[r.o],
-               CASE WHEN r.last THEN 'active' ELSE 'superseded' END, r.sup, embeddings[r.o],
-               CASE WHEN r.k IS NULL THEN coalesce(metadata[r.o], '{}')
-                    ELSE coalesce(metadata[r.o], '{}') || jsonb_build_object('seq', coalesce(seqs[r.o], 0)) END,
-               r.t, CASE WHEN r.last THEN NULL ELSE r.t END, event_at[r.o]
-          FROM unnest(w_o, w_key, w_version, w_last, w_sup, w_t) AS r(o, k, v, last, sup, t)
-         ORDER BY r.o
-        RETURNING memloom_items.id
+    -- One statement: the stored active versions superseded (their intervals end where their
+    -- successors' begin, linked to them), then the new versions, all of a key's but its last
+    -- already superseded. The UPDATE runs to completion before the first row is inserted (the
+    -- INSERT's filter is an InitPlan reading it), so the one-active-version index never sees
+    -- two; the foreign keys are checked at the statement's end, when every row exists. The
+    -- statistics triggers (04_statistics.sql) take each part as a whole.
+    WITH old AS (
+        UPDATE memloom_items i
+           SET status = 'superseded', valid_to = r.t, updated_at = now(), superseded_by = r.id
+          FROM unnest(w_old, w_id, w_t) AS r(old, id, t)
+         WHERE i.id = ANY (w_old) AND i.id = r.old  -- (the ANY: an index scan, not a scan of the pool)
+        RETURNING i.id
     )
-    SELECT array_agg(ins.id ORDER BY ins.id) INTO w_id FROM ins;
-    -- The links that need the new ids (w_id is in the records' order): each superseded stored
-    -- version to its successor, and a key's later new versions to their predecessors.
-    WITH nv AS (
-        SELECT r.id, r.sup, lag(r.id) OVER k AS prev, lead(r.id) OVER k AS next
-          FROM unnest(w_id, w_key, w_sup) AS r(id, key, sup)
-         WHERE r.key IS NOT NULL
-        WINDOW k AS (PARTITION BY r.key ORDER BY r.id)
-    ), links AS (
-        SELECT nv.id, nv.prev AS sup, nv.next AS sup_by FROM nv WHERE nv.prev IS NOT NULL OR nv.next IS NOT NULL
-        UNION ALL
-        SELECT nv.sup, NULL, nv.id FROM nv WHERE nv.sup IS NOT NULL
-    )
-    UPDATE memloom_items i
-       SET supersedes = coalesce(l.sup, i.supersedes), superseded_by = coalesce(l.sup_by, i.superseded_by)
-      FROM links l
-     WHERE i.id = l.id;
-    n_w := cardinality(w_id);
+    INSERT INTO memloom_items (id, namespace, kind, key, version, content, status, supersedes, superseded_by,
+                               embedding, metadata, valid_from, valid_to, event_at)
+    OVERRIDING SYSTEM VALUE
+    SELECT r.id, ns, 'memory', r.k, r.v, contents[r.o],
+           CASE WHEN r.sup_by IS NULL THEN 'active' ELSE 'superseded' END, r.sup, r.sup_by, embeddings[r.o],
+           CASE WHEN r.k IS NULL THEN coalesce(metadata[r.o], '{}')
+                ELSE coalesce(metadata[r.o], '{}') || jsonb_build_object('seq', coalesce(seqs[r.o], 0)) END,
+           r.t, CASE WHEN r.sup_by IS NULL THEN NULL ELSE r.t END, event_at[r.o]
+      FROM unnest(w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t) AS r(o, k, v, id, sup, sup_by, t)
+     WHERE (SELECT count(*) FROM old) >= 0
+     ORDER BY r.o;
+    GET DIAGNOSTICS n_w = ROW_COUNT;
     n_sup := (SELECT count(*)::integer FROM unnest(w_version) AS v WHERE v > 1);
     RETURN QUERY SELECT n_w, n - n_w, n_sup;
 END
@@ -410,23 +406,111 @@ $$;
 COMMENT ON FUNCTION memloom_remember_batch(text, text[], double precision[], text[], vector[], jsonb[], timestamptz[]) IS
 'remembers a batch of memories (keys[i] NULL: unkeyed) in one call, as one memloom_remember call per record in array order would, under the keys'' locks (memloom_lock_keys): a key''s records become its next versions, the last active, each superseding the one before (the intervals closed at the batch''s instant, the clock once the locks are held, in milliseconds). Resumable like an import: a keyed record whose seq (NULL: 0) is at or below the newest seq stored or written for its key, or whose content is the key''s active content, is skipped; a written keyed record''s metadata gains {"seq": seq}. The statistics follow by the triggers. Returns the records written, those skipped and the written ones that are a version above 1.';
 
--- Its keys' locks through memloom_lock_keys.
+-- Its keys' locks through memloom_lock_keys; key by key.
 CREATE OR REPLACE FUNCTION memloom_memory_states(ns text, keys text[])
 RETURNS TABLE (key text, seq double precision, active text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
     PERFORM memloom_lock_keys(ns, keys);
+    -- Key by key (an index lookup each): `key = ANY (keys)` over the pool was planned as a
+    -- sequential scan (no planner statistics on key, sql/0012), a scan of the pool per batch.
     RETURN QUERY
-    SELECT i.key,
-           max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number'),
-           max(i.content) FILTER (WHERE i.status = 'active')
-      FROM memloom_items i
-     WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = ANY (keys)
-     GROUP BY i.key;
+    SELECT d.k, s.seq, s.active
+      FROM (SELECT DISTINCT k FROM unnest(keys) AS k WHERE k IS NOT NULL) d
+     CROSS JOIN LATERAL (
+           SELECT count(*) AS n,
+                  max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number') AS seq,
+                  max(i.content) FILTER (WHERE i.status = 'active') AS active
+             FROM memloom_items i
+            WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = d.k) s
+     WHERE s.n > 0;
 END
 $$;
 COMMENT ON FUNCTION memloom_memory_states(text, text[]) IS
 'for an import of memories with sequence numbers (memloom_remember_batch): takes the keys'' locks (memloom_lock_keys, to the end of the transaction), then returns per stored key the largest numeric metadata seq and the active version''s content';
+
+-- The transition tables joined by a hash.
+CREATE OR REPLACE FUNCTION memloom_items_stats() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- The statement's counted changes, (namespace, tsv, sign): +1 for an active row that
+    -- appears, -1 for one that goes; an UPDATE counts only rows whose status, tsv or namespace
+    -- moved. Static SQL per event (plans cached for the session: EXECUTE replanned each call,
+    -- which a transaction of 500 remembers paid 500 times).
+    IF TG_OP = 'INSERT' THEN
+        PERFORM 1 FROM memloom_new_items n WHERE n.status = 'active' LIMIT 1;
+        IF NOT FOUND THEN RETURN NULL; END IF;
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            -- A bulk load (an ingest rewriting most of the namespace): summing its lexemes
+            -- per transaction costs more than one recompute at the end (memloom_refresh_stats).
+            INSERT INTO pg_temp.memloom_pending_stale SELECT DISTINCT n.namespace FROM memloom_new_items n;
+            RETURN NULL;
+        END IF;
+        INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+        SELECT n.namespace, count(*), sum(length(n.tsv)) FROM memloom_new_items n
+        WHERE n.status = 'active' GROUP BY 1;
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT n.namespace, l.lexeme, count(*)
+        FROM memloom_new_items n CROSS JOIN LATERAL unnest(tsvector_to_array(n.tsv)) AS l(lexeme)
+        WHERE n.status = 'active' GROUP BY 1, 2;
+    ELSIF TG_OP = 'DELETE' THEN
+        PERFORM 1 FROM memloom_old_items o LIMIT 1;
+        IF NOT FOUND THEN RETURN NULL; END IF;  -- (ingest deletes a new file's no chunks)
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            INSERT INTO pg_temp.memloom_pending_stale SELECT DISTINCT o.namespace FROM memloom_old_items o;
+            RETURN NULL;
+        END IF;
+        INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+        SELECT o.namespace, -count(*), -sum(length(o.tsv)) FROM memloom_old_items o
+        WHERE o.status = 'active' GROUP BY 1;
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT o.namespace, l.lexeme, -count(*)
+        FROM memloom_old_items o CROSS JOIN LATERAL unnest(tsvector_to_array(o.tsv)) AS l(lexeme)
+        WHERE o.status = 'active' GROUP BY 1, 2;
+        -- Deleted items that were not active: their mentions, deleted with them, counted nothing.
+        INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
+        SELECT o.id, o.namespace, false FROM memloom_old_items o WHERE o.status <> 'active';
+    ELSE
+        -- Counted, not LIMIT 1: with a limit the planner joined the two transition tables by a
+        -- nested loop (n x n comparisons when nothing matches: 0.28 s for an UPDATE of 500 rows,
+        -- an index batch's indexed_at or a bulk remember's superseded versions), without by a hash.
+        PERFORM 1 FROM (SELECT count(*) AS c FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
+                        WHERE o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace) x
+        WHERE x.c > 0;
+        IF NOT FOUND THEN
+            RETURN NULL;  -- nothing counted changed (e.g. the indexer's indexed_at updates)
+        END IF;
+        PERFORM memloom_stats_pending();
+        IF current_setting('memloom.stats_bulk', true) = 'on' THEN
+            INSERT INTO pg_temp.memloom_pending_stale
+            SELECT o.namespace FROM memloom_old_items o UNION SELECT n.namespace FROM memloom_new_items n;
+            RETURN NULL;
+        END IF;
+        WITH c AS (
+            SELECT x.namespace, x.tsv, x.sign
+            FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
+            CROSS JOIN LATERAL (VALUES (o.namespace, o.tsv, -1, o.status = 'active'),
+                                       (n.namespace, n.tsv, 1, n.status = 'active')) AS x(namespace, tsv, sign, counted)
+            WHERE x.counted AND (o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace)
+        ), docs AS (
+            INSERT INTO pg_temp.memloom_pending_docs (namespace, docs, len)
+            SELECT c.namespace, sum(c.sign), sum(c.sign * length(c.tsv)) FROM c GROUP BY 1
+        )
+        INSERT INTO pg_temp.memloom_pending_terms (namespace, lexeme, df)
+        SELECT c.namespace, l.lexeme, sum(c.sign)
+        FROM c CROSS JOIN LATERAL unnest(tsvector_to_array(c.tsv)) AS l(lexeme)
+        GROUP BY 1, 2 HAVING sum(c.sign) <> 0;
+        -- What the entity frequencies need at commit: status changes between active and not.
+        INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
+        SELECT o.id, o.namespace, o.status = 'active'
+        FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
+        WHERE (o.status = 'active') <> (n.status = 'active');
+    END IF;
+    RETURN NULL;
+END
+$$;
 
 UPDATE memloom_meta SET schema_version = greatest(schema_version, 20);

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use memloom_sql::{forget, history, remember, retry_transient, ForgetTarget, Forgotten};
+use memloom_sql::{
+    forget, forget_namespace, history, remember, retry_transient, ForgetTarget, Forgotten,
+};
 use tokio_postgres::Client;
 
 use crate::stats::assert_incremental_equals_full;
