@@ -278,6 +278,7 @@ DECLARE
     w_sup    bigint[];
     w_sup_by bigint[];
     w_t      timestamptz[];
+    w_t_to   timestamptz[];
     w_old    bigint[];
     n_w      integer;
     n_sup    integer;
@@ -339,24 +340,27 @@ BEGIN
 
     -- The instant the batch's versions become the belief: the clock once the keys' locks are
     -- held, in milliseconds (memloom_remember's rule), never before the version a key's first
-    -- new version supersedes. A key's versions within one batch share it: the earlier ones'
-    -- intervals are empty (valid_from = valid_to), in history but never seen by as_of.
+    -- new version supersedes. A key's later versions within one batch follow 1 ms apart (each
+    -- version holds for an instant of its own, so as_of can name it, as one remember per
+    -- record gave).
     t := date_trunc('milliseconds', clock_timestamp());
     -- The written records in order, each with its id (drawn in the records' order: recall
     -- breaks score ties by id), key, version, links (the version before it: the key's previous
     -- record here, else its stored active version; the one after it, here), valid_from, and
     -- for a key's first record the stored active version it supersedes. Each key's stored
     -- state by an index lookup (as memloom_memory_states reads it).
-    SELECT array_agg(z.o ORDER BY z.o), array_agg(z.k ORDER BY z.o), array_agg(z.v ORDER BY z.o),
-           array_agg(z.id ORDER BY z.o), array_agg(z.sup ORDER BY z.o), array_agg(z.sup_by ORDER BY z.o),
-           array_agg(z.t ORDER BY z.o), array_agg(z.old ORDER BY z.o)
-      INTO w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t, w_old
+    SELECT array_agg(y.o ORDER BY y.o), array_agg(y.k ORDER BY y.o), array_agg(y.v ORDER BY y.o),
+           array_agg(y.id ORDER BY y.o), array_agg(y.sup ORDER BY y.o), array_agg(y.sup_by ORDER BY y.o),
+           array_agg(y.t ORDER BY y.o), array_agg(y.t_to ORDER BY y.o), array_agg(y.old ORDER BY y.o)
+      INTO w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t, w_t_to, w_old
+      FROM (SELECT z.*, CASE WHEN z.k IS NOT NULL THEN lead(z.t) OVER (PARTITION BY z.k ORDER BY z.o) END AS t_to
       FROM (SELECT q.o, q.k, q.id,
                    CASE WHEN q.k IS NULL THEN 1 ELSE coalesce(q.max_version, 0) + row_number() OVER w END::integer AS v,
                    CASE WHEN q.k IS NOT NULL THEN coalesce(lag(q.id) OVER w, q.active_id) END AS sup,
                    CASE WHEN q.k IS NOT NULL THEN lead(q.id) OVER w END AS sup_by,
                    CASE WHEN q.k IS NOT NULL AND row_number() OVER w = 1 THEN q.active_id END AS old,
-                   CASE WHEN q.k IS NULL THEN t ELSE greatest(t, q.active_from) END AS t
+                   CASE WHEN q.k IS NULL THEN t
+                        ELSE greatest(t, q.active_from) + (row_number() OVER w - 1) * interval '1 millisecond' END AS t
               FROM (SELECT p.*, nextval(pg_get_serial_sequence('memloom_items', 'id')) AS id
                       FROM (SELECT b.o, b.k, st.max_version, st.active_id, st.active_from
                               FROM unnest(keys) WITH ORDINALITY AS b(k, o)
@@ -368,7 +372,7 @@ BEGIN
                                    WHERE i.namespace = ns AND i.key = b.k) st ON b.k IS NOT NULL
                              WHERE keep[b.o]
                              ORDER BY b.o) p) q
-            WINDOW w AS (PARTITION BY q.k ORDER BY q.o)) z;
+            WINDOW w AS (PARTITION BY q.k ORDER BY q.o)) z) y;
     IF w_o IS NULL THEN
         RETURN QUERY SELECT 0, n, 0;
         RETURN;
@@ -394,8 +398,8 @@ BEGIN
            CASE WHEN r.sup_by IS NULL THEN 'active' ELSE 'superseded' END, r.sup, r.sup_by, embeddings[r.o],
            CASE WHEN r.k IS NULL THEN coalesce(metadata[r.o], '{}')
                 ELSE coalesce(metadata[r.o], '{}') || jsonb_build_object('seq', coalesce(seqs[r.o], 0)) END,
-           r.t, CASE WHEN r.sup_by IS NULL THEN NULL ELSE r.t END, event_at[r.o]
-      FROM unnest(w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t) AS r(o, k, v, id, sup, sup_by, t)
+           r.t, CASE WHEN r.sup_by IS NULL THEN NULL ELSE r.t_to END, event_at[r.o]
+      FROM unnest(w_o, w_key, w_version, w_id, w_sup, w_sup_by, w_t, w_t_to) AS r(o, k, v, id, sup, sup_by, t, t_to)
      WHERE (SELECT count(*) FROM old) >= 0
      ORDER BY r.o;
     GET DIAGNOSTICS n_w = ROW_COUNT;
@@ -404,7 +408,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_remember_batch(text, text[], double precision[], text[], vector[], jsonb[], timestamptz[]) IS
-'remembers a batch of memories (keys[i] NULL: unkeyed) in one call, as one memloom_remember call per record in array order would, under the keys'' locks (memloom_lock_keys): a key''s records become its next versions, the last active, each superseding the one before (the intervals closed at the batch''s instant, the clock once the locks are held, in milliseconds). Resumable like an import: a keyed record whose seq (NULL: 0) is at or below the newest seq stored or written for its key, or whose content is the key''s active content, is skipped; a written keyed record''s metadata gains {"seq": seq}. The statistics follow by the triggers. Returns the records written, those skipped and the written ones that are a version above 1.';
+'remembers a batch of memories (keys[i] NULL: unkeyed) in one call, as one memloom_remember call per record in array order would, under the keys'' locks (memloom_lock_keys): a key''s records become its next versions, the last active, each superseding the one before (valid from the batch''s instant, the clock once the locks are held, in milliseconds; a key''s later versions in the batch 1 ms apart; each interval closed where the next begins). Resumable like an import: a keyed record whose seq (NULL: 0) is at or below the newest seq stored or written for its key, or whose content is the key''s active content, is skipped; a written keyed record''s metadata gains {"seq": seq}. The statistics follow by the triggers. Returns the records written, those skipped and the written ones that are a version above 1.';
 
 -- Its keys' locks through memloom_lock_keys; key by key.
 CREATE OR REPLACE FUNCTION memloom_memory_states(ns text, keys text[])

@@ -15,7 +15,7 @@ SELECT * FROM memloom_remember_batch('ns',
   ARRAY['{"x": 1}', NULL, '{"y": 2}', NULL, NULL, NULL, NULL, NULL]::jsonb[],
   ARRAY['2023-05-08T00:00Z', NULL, NULL, NULL, NULL, NULL, NULL, NULL]::timestamptz[]);
 -- The chain: one active version per key, links both ways, the stored version's interval closed
--- where the batch's begin, a key's earlier versions of the batch with empty intervals.
+-- where the batch's begin, a key's later versions of the batch 1 ms apart (none empty).
 SELECT id, key, version, status, content, metadata, supersedes, superseded_by,
        valid_to IS NULL AS open, valid_from = valid_to AS empty, event_at
   FROM memloom_items ORDER BY id;
