@@ -126,6 +126,107 @@ test('a re-run after a kill mid-file gives exactly one version per (key, seq)', 
   }
 });
 
+/**
+ * What importMemories wrote before the set-based batch (schema 20): per batch, the keys' states
+ * under their locks (memloom_memory_states), then one memloom_remember call per record, the
+ * skips decided here. Kept as the reference the batch function must equal.
+ */
+async function importPerRecord(store, records, batchSize) {
+  for (let at = 0; at < records.length; at += batchSize) {
+    const batch = records.slice(at, at + batchSize).map((r) => ({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at: r.at ?? null }));
+    const vectors = await store._embed(batch.map((r) => r.text));
+    const keys = [...new Set(batch.filter((r) => r.key !== null).map((r) => r.key))].sort();
+    await store.db.transaction(async (tx) => {
+      const state = new Map();
+      if (keys.length > 0) {
+        const { rows } = await tx.query('SELECT key, seq, active FROM memloom_memory_states($1, $2::text[])', [store.namespace, keys]);
+        for (const r of rows) state.set(r.key, { seq: r.seq == null ? null : Number(r.seq), active: r.active });
+      }
+      for (const [i, r] of batch.entries()) {
+        let metadata = r.metadata ?? {};
+        if (r.key !== null) {
+          const st = state.get(r.key) ?? { seq: null, active: null };
+          if ((st.seq !== null && r.seq <= st.seq) || st.active === r.text) continue;
+          metadata = { ...metadata, seq: r.seq };
+          state.set(r.key, { seq: r.seq, active: r.text });
+        }
+        await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
+          store.namespace,
+          r.key,
+          r.text,
+          vectors[i],
+          JSON.stringify(metadata),
+          r.at,
+        ]);
+      }
+    });
+  }
+}
+
+/** Every stored memory with its links, metadata and event time: the same ids in both stores. */
+async function rows(store) {
+  const { rows: out } = await store.db.query(
+    `SELECT id, key, version, status, content, metadata, supersedes, superseded_by, event_at, valid_to IS NULL AS open
+       FROM memloom_items WHERE kind = 'memory' ORDER BY id`,
+  );
+  return out.map((r) => ({ ...r, event_at: r.event_at == null ? null : new Date(r.event_at).toISOString() }));
+}
+
+test('the set-based batch (memloom_remember_batch) stores what one memloom_remember per record stored', async () => {
+  // records(): interleaved keys, unkeyed lines, unchanged repeats; plus metadata and event
+  // times, a key's seq going back and a repeated seq (the API does not refuse those: skipped).
+  const recs = records(900).map((r, i) => ({
+    ...r,
+    ...(i % 5 === 0 ? { metadata: { source: 'chat', turn: i } } : {}),
+    ...(i % 11 === 0 ? { at: `2024-0${1 + (i % 9)}-1${i % 10}T08:00:00Z` } : {}),
+  }));
+  recs.push({ key: 'key-1', seq: 1, text: 'an old seq' }, { key: 'key-2', seq: 99, text: 'late' }, { key: 'key-2', seq: 99, text: 'same seq' });
+  for (const batchSize of [64, 400]) {
+    // 400: a key's versions are 225 lines apart, so most batches hold two of some keys.
+    const ref = await openStore({});
+    const got = await openStore({});
+    try {
+      await importPerRecord(ref, recs, batchSize);
+      const report = await got.importMemories(recs, { batchSize });
+      const want = await rows(ref);
+      assert.deepEqual(await rows(got), want, `batch size ${batchSize}`);
+      assert.equal(report.written, want.length);
+      assert.equal(report.skipped, recs.length - want.length);
+      assert.equal(report.superseding, want.filter((r) => r.version > 1).length);
+      // memloom_history of every key: the same versions, contents, statuses and event times,
+      // and each closed interval ends where the next version's begins.
+      const keys = [...new Set(recs.filter((r) => r.key).map((r) => r.key))];
+      for (const key of keys) {
+        const a = await ref.history(key);
+        const b = await got.history(key);
+        const strip = (h) => h.map((v) => ({ id: v.id, version: v.version, status: v.status, content: v.content, eventAt: v.eventAt ?? null, open: v.validTo == null }));
+        assert.deepEqual(strip(b), strip(a), `history of ${key}`);
+        for (let i = 1; i < b.length; i++) assert.equal(b[i - 1].validTo, b[i].validFrom, `${key}: version ${i}'s interval ends where ${i + 1}'s begins`);
+      }
+      // The same ranked recall, and statistics equal in both (each kept by its writes). The
+      // vector arm breaks exact ties of distance (common with hash-v1: "loose note 556 about
+      // pg_hba.conf" and "... 633 ..." are equally near any query) by physical row order, not
+      // by id, and the two paths leave the same rows in different heap places (one updates a
+      // version as it supersedes it, the other inserts it superseded): both tables are laid
+      // out in id order first, so the comparison is of the rows, not of where they sit.
+      for (const s of [ref, got]) await s.db.exec('CLUSTER memloom_items USING memloom_items_pkey; ANALYZE memloom_items');
+      for (const q of ['deploy freeze', 'pg_hba.conf timeout', 'ERR_REQUIRE_ESM queue fact 17', 'loose note socket', 'billing Postgres']) {
+        const ids = async (s) => (await s.recall(q, { limit: 10 })).results.map((h) => h.id);
+        assert.deepEqual(await ids(got), await ids(ref), `recall "${q}"`);
+      }
+      const stats = (s) =>
+        s.db.query(`SELECT lexeme, df FROM memloom_term_stats ORDER BY lexeme`).then((r) => r.rows);
+      assert.deepEqual(await stats(got), await stats(ref), 'keyword statistics');
+      const before = await stats(got);
+      await got.db.query('SELECT memloom_recompute_stats($1)', [got.namespace]);
+      assert.deepEqual(await stats(got), before, 'the batch kept the statistics exact (= a full recompute)');
+    } finally {
+      await ref.close();
+      await got.close();
+    }
+  }
+});
+
 test('importMemories holds at most one batch: records are pulled as batches are written', async () => {
   const store = await openStore({});
   try {

@@ -382,8 +382,12 @@ BEGIN
         INSERT INTO pg_temp.memloom_pending_items (item_id, namespace, was_active)
         SELECT o.id, o.namespace, false FROM memloom_old_items o WHERE o.status <> 'active';
     ELSE
-        PERFORM 1 FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
-        WHERE o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace LIMIT 1;
+        -- Counted, not LIMIT 1: with a limit the planner joined the two transition tables by a
+        -- nested loop (n x n comparisons when nothing matches: 0.28 s for an UPDATE of 500 rows,
+        -- an index batch's indexed_at or a bulk remember's superseded versions), without by a hash.
+        PERFORM 1 FROM (SELECT count(*) AS c FROM memloom_old_items o JOIN memloom_new_items n ON n.id = o.id
+                        WHERE o.status <> n.status OR o.tsv <> n.tsv OR o.namespace <> n.namespace) x
+        WHERE x.c > 0;
         IF NOT FOUND THEN
             RETURN NULL;  -- nothing counted changed (e.g. the indexer's indexed_at updates)
         END IF;

@@ -27,26 +27,31 @@ $$;
 COMMENT ON FUNCTION memloom_active_items(text) IS
 'the active items of namespace ns as memloom_namespace_stats.doc_count keeps them (0 when it has none): a load writing more than this is a bulk load';
 
--- importMemories: each key's newest imported seq and active text, under the keys' advisory
--- locks (memloom_remember's, in key order), held to the end of the caller's transaction.
+-- An import's keys: each key's newest imported seq and active text, under the keys' locks
+-- (memloom_lock_keys, memloom_remember's), held to the end of the caller's transaction.
+-- memloom_remember_batch (09_memories.sql) decides with it which records to write.
 CREATE FUNCTION memloom_memory_states(ns text, keys text[])
 RETURNS TABLE (key text, seq double precision, active text)
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 BEGIN
-    PERFORM pg_advisory_xact_lock(hashtextextended(ns || chr(31) || k, 7))
-       FROM unnest(keys) AS k ORDER BY k;
+    PERFORM memloom_lock_keys(ns, keys);
+    -- Key by key (an index lookup each): `key = ANY (keys)` over the pool was planned as a
+    -- sequential scan (no planner statistics on key, sql/0012), a scan of the pool per batch.
     RETURN QUERY
-    SELECT i.key,
-           max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number'),
-           max(i.content) FILTER (WHERE i.status = 'active')
-      FROM memloom_items i
-     WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = ANY (keys)
-     GROUP BY i.key;
+    SELECT d.k, s.seq, s.active
+      FROM (SELECT DISTINCT k FROM unnest(keys) AS k WHERE k IS NOT NULL) d
+     CROSS JOIN LATERAL (
+           SELECT count(*) AS n,
+                  max((i.metadata->>'seq')::float8) FILTER (WHERE jsonb_typeof(i.metadata->'seq') = 'number') AS seq,
+                  max(i.content) FILTER (WHERE i.status = 'active') AS active
+             FROM memloom_items i
+            WHERE i.namespace = ns AND i.kind = 'memory' AND i.key = d.k) s
+     WHERE s.n > 0;
 END
 $$;
 COMMENT ON FUNCTION memloom_memory_states(text, text[]) IS
-'for an import of memories with sequence numbers: takes each key''s advisory lock (memloom_remember''s, in key order, to the end of the transaction), then returns per stored key the largest numeric metadata seq and the active version''s content';
+'for an import of memories with sequence numbers (memloom_remember_batch): takes the keys'' locks (memloom_lock_keys, to the end of the transaction), then returns per stored key the largest numeric metadata seq and the active version''s content';
 
 -- The active memories, newest first.
 CREATE FUNCTION memloom_memories(ns text, lim integer)

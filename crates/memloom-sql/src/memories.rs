@@ -123,7 +123,8 @@ const FORGET_NAMESPACE: &str =
   FROM memloom_forget_namespace($1)";
 
 /// Forgets everything `namespace` holds, in one statement (`memloom_forget_namespace`,
-/// sql/0012): its items, mentions, entities and statistics, under every key's advisory lock.
+/// sql/0012): its items, mentions, entities and statistics, under the namespace's key lock
+/// (one lock, which every writer of a key holds shared: sql/0020).
 /// Only the session's bound namespace (another raises `insufficient_privilege`). The
 /// namespace's grants stay. Retry a transient failure with [`crate::retry_transient`].
 pub async fn forget_namespace(

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use memloom_sql::{forget, history, remember, retry_transient, ForgetTarget, Forgotten};
+use memloom_sql::{
+    forget, forget_namespace, history, remember, retry_transient, ForgetTarget, Forgotten,
+};
 use tokio_postgres::Client;
 
 use crate::stats::assert_incremental_equals_full;
@@ -308,5 +310,85 @@ async fn concurrent_remember_forget_history_of_one_key() {
         "transient failures outlived the retries: {all:?}"
     );
     assert_incremental_equals_full(&db.client, "after the concurrent run").await;
+    db.drop_db().await;
+}
+
+/// Forgetting a namespace takes one advisory lock whatever its number of keys (sql/0020: one
+/// per key ran out of shared memory at about 500k keys), and still waits for a remember of one
+/// of its keys that has not committed, then deletes that version too.
+#[tokio::test]
+async fn forget_namespace_takes_one_lock_and_waits_for_a_writer_of_a_key() {
+    let Some(db) = TestDb::new("forget_ns_locks").await else {
+        return;
+    };
+    let c = &db.client;
+    const KEYS: usize = 300;
+    for i in 0..KEYS {
+        save(
+            c,
+            "big",
+            Some(&format!("k{i}")),
+            &format!("note {i} about deploys"),
+        )
+        .await;
+    }
+    save(c, "kept", Some("k0"), "another namespace's note").await;
+
+    // The advisory locks the call holds in its transaction (the statistics lock comes at commit).
+    c.batch_execute("BEGIN").await.unwrap();
+    let f = forget_namespace(c, "big").await.unwrap();
+    let held: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    c.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(f.items, KEYS as i64);
+    assert_eq!(
+        held, 1,
+        "forget_namespace held {held} advisory locks for {KEYS} keys"
+    );
+
+    // A writer of a key of the namespace, not committed: forget waits for it.
+    let w = db.connect().await;
+    w.batch_execute("BEGIN").await.unwrap();
+    save(&w, "big", Some("late"), "a late note").await;
+    let other = db.connect().await;
+    let task = tokio::spawn(async move { forget_namespace(&other, "big").await.unwrap() });
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(
+        !task.is_finished(),
+        "forget_namespace did not wait for the open remember"
+    );
+    w.batch_execute("COMMIT").await.unwrap();
+    let f = task.await.unwrap();
+    assert_eq!(
+        f.items,
+        KEYS as i64 + 1,
+        "the late version was deleted too: {f:?}"
+    );
+    assert_eq!(
+        count(
+            c,
+            "SELECT count(*) FROM memloom_items WHERE namespace = 'big'"
+        )
+        .await,
+        0
+    );
+    assert_eq!(
+        count(
+            c,
+            "SELECT count(*) FROM memloom_items WHERE namespace = 'kept'"
+        )
+        .await,
+        1
+    );
+    // A remember after it takes the shared lock again without waiting.
+    save(c, "big", Some("k0"), "after the forget").await;
+    assert_eq!(chain(c, "big", "k0").await.len(), 1);
+    assert_incremental_equals_full(c, "after forget_namespace").await;
     db.drop_db().await;
 }

@@ -1,5 +1,6 @@
 // Memories: remember (a new version supersedes the active one), bulk import, forget, history.
 // Each is one SQL function call per record or batch (sql/memloom/09_memories.sql, 14_reads.sql).
+import { vectorArrayLiteral } from '../core.js';
 import { MemloomError } from '../errors.js';
 import { embedTexts } from './embedder.js';
 import { checkNoNul, hasNul, toInstant } from './input.js';
@@ -80,45 +81,31 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   return report;
 }
 
-/** One batch of importMemories: embedded before, written in one transaction. @param {Store} store */
+/**
+ * One batch of importMemories: embedded before, written by one memloom_remember_batch call
+ * (sql/memloom/09_memories.sql), which takes the keys' locks, decides the skips (seq at or
+ * below the key's newest, or the key's active text) and writes the batch's versions in a few
+ * set-based statements: one statement per batch, not one memloom_remember call per record.
+ * @param {Store} store
+ */
 export async function importBatch(store, batch) {
-  const vectors = await embedTexts(store, batch.map((r) => r.text));
-  const keys = [...new Set(batch.filter((r) => r.key !== null).map((r) => r.key))].sort();
-  return store.db.transaction(async (tx) => {
-    const state = new Map();
-    if (keys.length > 0) {
-      // The keys' own locks (memloom_remember's, in key order) before reading what is
-      // stored, so a concurrent import of the same records on a server cannot pass the check
-      // too: memloom_memory_states (sql/memloom/14_reads.sql) takes them, to the end of this
-      // transaction, and reads each key's newest seq and active text.
-      const { rows } = await tx.query('SELECT key, seq, active FROM memloom_memory_states($1, $2::text[])', [store.namespace, keys]);
-      for (const r of rows) state.set(r.key, { seq: r.seq == null ? null : Number(r.seq), active: r.active });
-    }
-    const out = { written: 0, skipped: 0, superseding: 0 };
-    for (const [i, r] of batch.entries()) {
-      let metadata = r.metadata ?? {};
-      if (r.key !== null) {
-        const st = state.get(r.key) ?? { seq: null, active: null };
-        if ((st.seq !== null && r.seq <= st.seq) || st.active === r.text) {
-          out.skipped++;
-          continue;
-        }
-        metadata = { ...metadata, seq: r.seq };
-        state.set(r.key, { seq: r.seq, active: r.text });
-      }
-      const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
+  const vectors = vectorArrayLiteral(await store.embedder.embed(batch.map((r) => r.text)));
+  // A transaction of its own, so a server store runs it again after a deadlock (db-pg.js).
+  const { rows } = await store.db.transaction((tx) =>
+    tx.query(
+      'SELECT written, skipped, superseding FROM memloom_remember_batch($1, $2::text[], $3::float8[], $4::text[], $5::vector[], $6::jsonb[], $7::timestamptz[])',
+      [
         store.namespace,
-        r.key,
-        r.text,
-        vectors[i],
-        JSON.stringify(metadata),
-        r.at,
-      ]);
-      out.written++;
-      if (Number(rows[0].version) > 1) out.superseding++;
-    }
-    return out;
-  });
+        batch.map((r) => r.key),
+        batch.map((r) => r.seq),
+        batch.map((r) => r.text),
+        vectors,
+        batch.map((r) => JSON.stringify(r.metadata ?? {})),
+        batch.map((r) => r.at),
+      ],
+    ),
+  );
+  return { written: Number(rows[0].written), skipped: Number(rows[0].skipped), superseding: Number(rows[0].superseding) };
 }
 
 /** Store#forget (store.js documents it). @param {Store} store @param {import('../types.js').ForgetTarget} target */

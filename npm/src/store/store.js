@@ -145,8 +145,9 @@ export class Store {
   /**
    * Imports memories from an iterable or async iterable of `{key, seq, text, metadata, at}` records
    * (a JSONL file streamed line by line: `memloom remember --file`) in bounded batches: at most
-   * `batchSize` records are held, embedded and written at a time, each batch in its own
-   * transaction, so memory stays constant and time linear whatever the size of the input.
+   * `batchSize` records are held, embedded and written at a time, each batch by one
+   * memloom_remember_batch call (one transaction, a few set-based statements), so memory stays
+   * constant and time linear whatever the size of the input.
    * Atomic per batch, and resumable: a keyed record carries its `seq` in its metadata
    * (`{"seq": N}`), and a keyed record whose seq is at or below the greatest seq already stored
    * for its key is taken as imported and skipped, so a re-run after an interruption (or of the
