@@ -613,11 +613,30 @@ export class Store {
    */
   async _analyzeIfGrown() {
     await this.db.query('SELECT memloom_analyze_if_grown()');
+    await this._vacuumEmbedded();
   }
 
   /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). @private */
   async _refreshStats() {
     await this.db.query('SELECT memloom_refresh_stats($1)', [this.namespace]);
+    await this._vacuumEmbedded();
+  }
+
+  /**
+   * On the embedded store (no autovacuum), VACUUM of the pool tables whose pages are mostly not
+   * marked all-visible (memloom_tables_to_vacuum, after an ANALYZE counted them), as autovacuum
+   * would. It records the GIN indexes' sizes, without which the planner scanned every row for the
+   * keyword arm instead of its GIN index, and marks the pages all-visible, so a scan checks no
+   * row's visibility (docs/BENCHMARKS.md "Embedded recall", sql/0019). A VACUUM reads and cleans:
+   * no row changes or moves. A server's own autovacuum does this there.
+   * @private
+   */
+  async _vacuumEmbedded() {
+    if (this.db.kind !== 'embedded') return;
+    const { rows } = await this.db.query('SELECT memloom_tables_to_vacuum() AS tables');
+    const tables = rows[0]?.tables ?? [];
+    // One statement (VACUUM refuses a transaction block); the names come from the SQL function.
+    if (tables.length > 0) await this.db.query(`VACUUM ${tables.map((t) => `"${String(t).replace(/"/g, '""')}"`).join(', ')}`);
   }
 
   /** The namespace's active items, from the statistics the writes keep. @private */

@@ -13,8 +13,26 @@
 --   store) the arm runs the statement it ran before.
 -- * memloom_keyword_arm reads each candidate's heading_tsv once instead of once per query term
 --   (it is out of line in most chunk rows: a TOAST lookup per candidate and term).
+-- * memloom_tables_to_vacuum(): the pool tables most of whose pages are not all-visible; the
+--   embedded store (PGlite has no autovacuum) VACUUMs them after a write. Never vacuumed, the
+--   GIN index on tsv had no recorded size and the planner read every row for the keyword arm
+--   instead of the index; and every scan checked each row's visibility.
 
 UPDATE memloom_meta SET schema_version = greatest(schema_version, 19);
+
+CREATE OR REPLACE FUNCTION memloom_tables_to_vacuum() RETURNS text[]
+LANGUAGE sql STABLE AS $$
+    -- Autovacuum's insert rule, on the counts the last ANALYZE or VACUUM left in pg_class (PGlite
+    -- has no autovacuum): a pool table most of whose pages are not marked all-visible. Without a
+    -- VACUUM the GIN indexes' sizes stay unrecorded (the planner then scanned every row for the
+    -- keyword arm of a small store) and every scan checks each row's visibility (sql/0019).
+    SELECT coalesce(array_agg(c.relname::text ORDER BY c.relname), '{}')
+    FROM pg_class c
+    WHERE c.oid IN ('memloom_items'::regclass, 'memloom_entities'::regclass, 'memloom_mentions'::regclass)
+      AND c.relpages > 0 AND c.relallvisible < 0.9 * c.relpages
+$$;
+COMMENT ON FUNCTION memloom_tables_to_vacuum() IS
+'the pool tables (memloom_items, memloom_entities, memloom_mentions) most of whose pages are not marked all-visible by the counts of their last ANALYZE or VACUUM; the embedded store VACUUMs them after a write (PGlite has no autovacuum)';
 
 CREATE OR REPLACE FUNCTION memloom_vector_support(v vector) RETURNS integer[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
