@@ -20,7 +20,7 @@
 -- time on the Node docs. With a gate above 0 only an entity that shares a non-zero dimension with
 -- the query can pass it (no shared dimension: cosine 0), so the exact scan reads only those, found
 -- by the GIN index memloom_entities_support over each vector's non-zero dimensions
--- (memloom_vector_support): 10 to 30% of the entities on the Node docs. Same distances (pgvector's
+-- (memloom_vector_support): 4 to 32% of the entities on the Node docs. Same distances (pgvector's
 -- <=> on the same vectors); which of several entities tied at the lim-th distance a top-lim sort
 -- keeps depends on the order it reads them in, so when such a tie passes the gate the arm runs
 -- the full scan as before: the anchored entities are always the full scan's. With the HNSW

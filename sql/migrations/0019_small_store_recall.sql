@@ -7,7 +7,7 @@
 --   store below EMBEDDED_HNSW_THRESHOLD items) the entity arm found the nearest entities by an
 --   exact scan of every entity's vector (8,604 on the Node docs, most of the arm's time); with a
 --   gate above 0 only an entity that shares a non-zero dimension with the query can pass it, so
---   the exact search reads only those (10 to 30% of the entities there). When entities tied at
+--   the exact search reads only those (4 to 32% of the entities there). When entities tied at
 --   the lim-th distance pass the gate, which of them a top-lim sort keeps depends on the order it
 --   reads them in: then the arm runs the full scan, as before. With the HNSW index (a server
 --   store) the arm runs the statement it ran before.
