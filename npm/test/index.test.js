@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { openStore, embed, offlineExtractor, llmExtractor, extractorFromEnv } from '../src/entry-node.js';
 import { runCli } from './helpers.js';
 
@@ -180,6 +181,80 @@ test('entity arm: similarity, strength and rarity rank items; vague queries get 
     const { rows: arm } = await store.db.query(`SELECT id FROM memloom_entity_arm($1::vector, 'default', 50, 0.6, NULL)`, [q]);
     assert.equal(Number(arm[0].id), Number(tls));
     assert.equal(arm.length, 13);
+  } finally {
+    await store.close();
+  }
+});
+
+/** memloom_entity_arm's rows for vector literal v: as it runs, and as the full scan of every entity. */
+async function entityArmBothWays(store, v) {
+  // sql/0019: without the HNSW index the arm reads only the entities that share a non-zero
+  // dimension with the query (memloom_entities_support). The full scan it replaces still runs
+  // when the store has an index named memloom_entities_embedding (a server store's HNSW index):
+  // one created inside a rolled-back transaction gives the reference, same store, same query.
+  const arm = `SELECT id, score FROM memloom_entity_arm($1::vector, 'default', 10, 0.6, NULL)`;
+  const { rows: fast } = await store.db.query(arm, [v]);
+  let full;
+  const rollback = new Error('rollback');
+  await store.db
+    .transaction(async (tx) => {
+      await tx.query('CREATE INDEX memloom_entities_embedding ON memloom_entities (id)');
+      ({ rows: full } = await tx.query(arm, [v]));
+      throw rollback;
+    })
+    .catch((e) => {
+      if (e !== rollback) throw e;
+    });
+  return { fast, full };
+}
+
+test('entity arm without the HNSW index: the same items as the full scan of every entity', async () => {
+  const store = await openStore({});
+  try {
+    await store.ingest(fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url)));
+    await store.index();
+    const queries = ['punycode.toASCII', 'querystring.parse', 'encode a domain name', 'parse a URL query string', 'escape', 'ucs2 decode', 'Punycode'];
+    let voted = 0;
+    for (const q of queries) {
+      const { fast, full } = await entityArmBothWays(store, `[${Array.from(embed(q)).join(',')}]`);
+      assert.deepEqual(fast, full, q);
+      if (fast.length > 0) voted++;
+    }
+    assert.ok(voted >= 3, `the entity arm voted on ${voted} of ${queries.length} queries`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('entity arm without the HNSW index: entities tied at the 10th place are the full scan\'s', async () => {
+  // 12 entities tied at similarity 0.95 (anchored: within 0.10 of the nearest, 1.0), read after
+  // entities that share no dimension with the query: which tied ones a top-10 sort keeps depends
+  // on what it read before them, so the arm must fall back to the full scan (without that
+  // fallback this test fails: another tied entity's item replaces one of the full scan's).
+  const store = await openStore({});
+  try {
+    const vec = (pairs) => {
+      const a = new Array(256).fill(0);
+      for (const [i, x] of pairs) a[i] = x;
+      return `[${a.join(',')}]`;
+    };
+    const q = vec([[0, 1]]);
+    const ents = [];
+    for (let k = 0; k < 10; k++) ents.push([`far ${k}`, vec([[10 + k, 1]])]);
+    for (let k = 0; k < 12; k++) ents.push([`tie ${k}`, vec([[0, 0.95], [1, Math.sqrt(1 - 0.95 * 0.95)]])]);
+    ents.push(['exact', q]);
+    const { rows: items } = await store.db.query(
+      `INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+       SELECT 'default', 'chunk', 'f' || g || '.md', 'text ' || g, $1::vector FROM generate_series(1, ${ents.length}) g RETURNING id`,
+      [vec([[5, 1]])],
+    );
+    for (const [i, [name, v]] of ents.entries()) {
+      const { rows } = await store.db.query(`INSERT INTO memloom_entities (namespace, name, kind, embedding) VALUES ('default', $1, 'name', $2::vector) RETURNING id`, [name, v]);
+      await store.db.query('INSERT INTO memloom_mentions (entity_id, item_id, strength) VALUES ($1, $2, 1.0)', [rows[0].id, items[i].id]);
+    }
+    const { fast, full } = await entityArmBothWays(store, q);
+    assert.equal(full.length, 10);
+    assert.deepEqual(fast, full);
   } finally {
     await store.close();
   }

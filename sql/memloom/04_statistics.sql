@@ -171,6 +171,20 @@ $$;
 COMMENT ON FUNCTION memloom_analyze_if_grown() IS
 'ANALYZEs memloom_items, memloom_entities and memloom_mentions when never analyzed or grown by more than 10% since (PGlite has no autovacuum; call after a write); returns the tables analyzed';
 
+CREATE FUNCTION memloom_tables_to_vacuum() RETURNS text[]
+LANGUAGE sql STABLE AS $$
+    -- Autovacuum's insert rule, on the counts the last ANALYZE or VACUUM left in pg_class (PGlite
+    -- has no autovacuum): a pool table most of whose pages are not marked all-visible. Without a
+    -- VACUUM the GIN indexes' sizes stay unrecorded (the planner then scanned every row for the
+    -- keyword arm of a small store) and every scan checks each row's visibility (sql/0019).
+    SELECT coalesce(array_agg(c.relname::text ORDER BY c.relname), '{}')
+    FROM pg_class c
+    WHERE c.oid IN ('memloom_items'::regclass, 'memloom_entities'::regclass, 'memloom_mentions'::regclass)
+      AND c.relpages > 0 AND c.relallvisible < 0.9 * c.relpages
+$$;
+COMMENT ON FUNCTION memloom_tables_to_vacuum() IS
+'the pool tables (memloom_items, memloom_entities, memloom_mentions) most of whose pages are not marked all-visible by the counts of their last ANALYZE or VACUUM; the embedded store VACUUMs them after a write (PGlite has no autovacuum)';
+
 -- Pending changes: per session, applied once per transaction ----------------------------------
 -- The statement triggers only append their aggregated changes to temporary tables (no WAL, no
 -- row shared with another session); memloom_stats_commit, a deferred constraint trigger,

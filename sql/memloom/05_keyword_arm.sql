@@ -133,17 +133,19 @@ BEGIN
                    / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
                    AS score
         FROM (
-            -- Each candidate once (by id: comparing whole tsvectors is slow), its tsv detoasted
-            -- once (|| copies it) instead of once per term; tf computed once per term (OFFSET 0).
+            -- Each candidate once (by id: comparing whole tsvectors is slow), its tsv and heading_tsv
+            -- detoasted once (|| copies them) instead of once per term (heading_tsv is out of line
+            -- in most chunk rows: 2,214 TOAST buffer reads for 543 candidates x 3 terms on the
+            -- Node docs, sql/0019); tf computed once per term (OFFSET 0).
             SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
             FROM (
-                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
                  WHERE m.tsv @@ tier AND m.namespace = ns
                    AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                    AND (kinds IS NULL OR m.kind = ANY (kinds))
                  LIMIT CASE WHEN capped[i] THEN scan_cap END)
                 UNION ALL
-                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv AS htsv FROM memloom_items m
+                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
                  WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
                    AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                    AND (kinds IS NULL OR m.kind = ANY (kinds)))

@@ -39,11 +39,30 @@ export async function afterWrite(store, { small = false } = {}) {
  */
 export async function analyzeIfGrown(store) {
   await store.db.query('SELECT memloom_analyze_if_grown()');
+  await vacuumEmbedded(store);
 }
 
 /** After a bulk load: the statistics recomputed once, and planner statistics (ANALYZE). @param {Store} store */
 export async function refreshStats(store) {
   await store.db.query('SELECT memloom_refresh_stats($1)', [store.namespace]);
+  await vacuumEmbedded(store);
+}
+
+/**
+ * On the embedded store (no autovacuum), VACUUM of the pool tables whose pages are mostly not
+ * marked all-visible (memloom_tables_to_vacuum, after an ANALYZE counted them), as autovacuum
+ * would. It records the GIN indexes' sizes, without which the planner scanned every row for the
+ * keyword arm instead of its GIN index, and marks the pages all-visible, so a scan checks no
+ * row's visibility (docs/BENCHMARKS.md "Embedded recall", sql/0019). A VACUUM reads and cleans:
+ * no row changes or moves. A server's own autovacuum does this there.
+ * @param {Store} store
+ */
+async function vacuumEmbedded(store) {
+  if (store.db.kind !== 'embedded') return;
+  const { rows } = await store.db.query('SELECT memloom_tables_to_vacuum() AS tables');
+  const tables = rows[0]?.tables ?? [];
+  // One statement (VACUUM refuses a transaction block); the names come from the SQL function.
+  if (tables.length > 0) await store.db.query(`VACUUM ${tables.map((t) => `"${String(t).replace(/"/g, '""')}"`).join(', ')}`);
 }
 
 /** The namespace's active items, from the statistics the writes keep. @param {Store} store */
