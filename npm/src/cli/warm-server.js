@@ -3,13 +3,14 @@
 // store's Unix domain socket (DIR/daemon.sock, mode 0600; never TCP) and runs the CLI commands
 // it is sent one at a time, through the same command code as the cold path (main.js run) with
 // its output collected (output.js setSink): the same stdout, stderr and exit code. It exits after
-// daemon.idleSeconds without a command, on `memloom daemon stop`, on SIGTERM, and when any
-// process asks it to release the store (entry-node.js). A command for another store, namespace,
+// daemon.idleSeconds without a command, on `memloom daemon stop`, on SIGTERM, when its directory
+// is removed, and when any process asks it to release the store (entry-node.js). A command for another store, namespace,
 // embedder setting or package version is not run: the CLI stops this process and starts one
 // that matches.
 //   node src/cli/warm-server.js '{"dir": "/abs/.memloom", "namespace": "ns", "embedder": "hash-v1"}'
 // stdout: one line, "ready PID" or "fail WHY", then nothing (the CLI closes the pipe).
-import { chmodSync, statSync, unlinkSync } from 'node:fs';
+import { chmodSync, existsSync, statSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { DEFAULT_NAMESPACE } from '../store.js';
 import { section } from '../settings.js';
@@ -64,7 +65,7 @@ try {
       store = await ctx.open();
       break;
     } catch (e) {
-      if (attempt >= 30 || !/in use by pid/.test(String(/** @type {any} */ (e)?.message))) throw e;
+      if (attempt >= 10 || !/in use by pid/.test(String(/** @type {any} */ (e)?.message))) throw e;
       await sleep(100);
     }
   }
@@ -230,5 +231,9 @@ server.listen(sockPath, () => {
   } catch {}
   for (const m of /** @type {const} */ (['log', 'info', 'warn', 'error', 'debug'])) console[m] = () => {};
   armIdle();
+  // A store directory removed under it (rm -rf): nothing left to serve.
+  setInterval(() => {
+    if (!existsSync(join(init.dir, 'PG_VERSION'))) void shutdown();
+  }, 5000).unref();
   say(`ready ${pid}`);
 });
