@@ -29,11 +29,16 @@ const COLD = { MEMLOOM_DAEMON_IDLE: '0' };
 const WARM = { MEMLOOM_DAEMON_IDLE: '600' };
 const env = (extra) => ({ ...process.env, DATABASE_URL: '', ...extra });
 
+/** recall's own time (its "N results in X ms" line) per variant. */
+const queryMs = {};
+let current = '';
 function wall(pkg, args, extra = COLD) {
   const t = performance.now();
   const r = spawnSync(process.execPath, [join(pkg, 'bin/memloom.js'), ...args], { encoding: 'utf8', env: env(extra) });
   const ms = performance.now() - t;
   if (r.status !== 0) throw new Error(`${args.join(' ')} failed: ${r.stderr}`);
+  const took = /results in ([\d.]+) ms/.exec(r.stderr);
+  if (took && current) (queryMs[current] ??= []).push(Number(took[1]));
   return ms;
 }
 function nodeFloor() {
@@ -73,6 +78,7 @@ const load0 = loadavg()[0];
 for (let i = 0; i < runs; i++) {
   const order = i % 2 ? [...variants].reverse() : variants;
   for (const [name, fn] of order) {
+    current = name;
     const ms = fn(i);
     (times[name] ??= []).push(ms);
     process.stderr.write(`run ${i + 1}: ${name} ${ms.toFixed(0)} ms\n`);
@@ -83,6 +89,7 @@ const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const row = (name) => `${name.padEnd(18)} median ${med(times[name]).toFixed(0).padStart(6)} ms, min ${Math.min(...times[name]).toFixed(0).padStart(6)} ms`;
 console.log(`CLI wall time, ${runs} runs each, interleaved; load average ${load0.toFixed(1)} -> ${load1.toFixed(1)} on this machine`);
 for (const [name] of variants) console.log(row(name));
+for (const [name, xs] of Object.entries(queryMs)) console.log(`${name.padEnd(18)} of which the recall itself (its tookMs): median ${med(xs).toFixed(0)} ms`);
 if (firstWarm !== undefined) console.log(`${'first warm call'.padEnd(18)} ${firstWarm.toFixed(0)} ms (starts the warm process, then runs recall)`);
 const ratio = (a, b) => (times[a] && times[b] ? (med(times[a]) / med(times[b])).toFixed(2) : null);
 for (const cmd of ['init', 'remember', 'recall']) {
