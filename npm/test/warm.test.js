@@ -201,3 +201,16 @@ test('disabled (MEMLOOM_DAEMON_IDLE=0, or daemon.idleSeconds 0 in the store conf
   assert.equal(existsSync(join(dir, 'daemon.sock')), false);
   assert.equal(status(dir).running, false);
 });
+
+test('daemon: status text, a wrong action, and a server store are usage errors', () => {
+  const dir = join(tmp, 'none', '.memloom');
+  let r = runCli(['daemon', 'status', '--store', dir], { env: COLD });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `no warm process serves ${dir}\n`);
+  r = runCli(['daemon', 'restart', '--store', dir], { env: COLD });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /daemon takes status, start, stop, not "restart"/);
+  r = runCli(['daemon', 'stop', '--database-url', 'postgres://127.0.0.1:1/x'], { env: COLD });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /the warm process is for an embedded store/);
+});
