@@ -9,7 +9,8 @@ NOTES="${1:-$ROOT/examples/notes}"
 bash "$ROOT/scripts/build-wasm.sh"
 
 STORE="$(mktemp -d)/store"
-trap 'rm -rf "$(dirname "$STORE")"' EXIT
+# The store's warm process (docs/NPM.md) is stopped before its directory goes.
+trap 'node "$ROOT/npm/bin/memloom.js" daemon stop --store "$STORE" >/dev/null 2>&1; rm -rf "$(dirname "$STORE")"' EXIT
 memloom() { node "$ROOT/npm/bin/memloom.js" "$@" --store "$STORE"; }
 say() { printf '\n\033[1m$ memloom %s\033[0m\n' "$*"; }
 

@@ -1,5 +1,10 @@
 #!/usr/bin/env node
-// The memloom CLI (src/cli/main.js; one module per command in src/cli/commands/).
-import { main } from '../src/cli/main.js';
+// The memloom CLI (src/cli/main.js; one module per command in src/cli/commands/). A command on
+// an embedded store goes to the store's warm process when it can (src/cli/warm.js); otherwise,
+// and for every other command, the CLI runs it here.
+import { tryWarm } from '../src/cli/warm.js';
 
-main(process.argv.slice(2));
+const argv = process.argv.slice(2);
+const code = await tryWarm(argv);
+if (code !== undefined) process.exitCode = code;
+else await (await import('../src/cli/main.js')).main(argv);

@@ -6,14 +6,13 @@
 //   default ./.memloom, ./memloom.config.json); with --database-url, in the current directory.
 // - user config: $XDG_CONFIG_HOME/memloom/config.json, else ~/.config/memloom/config.json.
 import { existsSync, readFileSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { MemloomError } from './errors.js';
 import { SETTINGS, resolveSettings, settingsFromEnv } from './settings.js';
 
-/** The file name of a store's config. */
-export const STORE_CONFIG_NAME = 'memloom.config.json';
+import { STORE_CONFIG_NAME, configPaths } from './config-paths-node.js';
+
+export { STORE_CONFIG_NAME, configPaths };
 
 /** @param {import('./settings.js').Setting} s */
 function fieldSchema(s) {
@@ -75,15 +74,6 @@ export function readConfigFile(path) {
     throw new MemloomError(`${path}: not valid JSON (${/** @type {Error} */ (e).message}); fix it or remove the file`);
   }
   return parseConfig(json, path);
-}
-
-/**
- * Where the config files of a run are.
- * @param {{ dir?: string, env?: Record<string, string | undefined>, cwd?: string }} o  dir: the embedded store's directory (absolute)
- */
-export function configPaths({ dir, env = process.env, cwd = process.cwd() } = {}) {
-  const base = env.XDG_CONFIG_HOME ? env.XDG_CONFIG_HOME : join(env.HOME || homedir(), '.config');
-  return { store: join(dir ? dirname(dir) : cwd, STORE_CONFIG_NAME), user: join(base, 'memloom', 'config.json') };
 }
 
 /**

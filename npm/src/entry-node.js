@@ -2,7 +2,7 @@
 // the store: embedded PGlite in a directory or memory, or a PostgreSQL server by URL (`pg`, an
 // optional peer dependency, loaded on the first server connection).
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { setDefaultDrivers } from './store.js';
 import { lockStore } from './lock-node.js';
 
@@ -12,12 +12,21 @@ setDefaultDrivers(async () => ({
   files: await import('./files-node.js'),
 }));
 
-/** An embedded store in a directory is locked for this process while open (lock-node.js). */
+/**
+ * An embedded store in a directory is locked for this process while open (lock-node.js). When
+ * the CLI's warm process holds it (warm-node.js), it is asked to close the store first.
+ */
 function lockedPglite({ openPglite, checkVectorBundle }) {
   // `assets` (browsers only) is not passed: Node reads PGlite's files from disk.
   return async (dir, options, { create = true } = {}) => {
     if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
-    const release = lockStore(dir);
+    let release;
+    try {
+      release = lockStore(dir);
+    } catch (e) {
+      if (!(await (await import('./warm-node.js')).releaseFromWarm(resolve(dir)))) throw e;
+      release = lockStore(dir);
+    }
     let db;
     try {
       // A new store starts from the package's template data directory (template-node.js),

@@ -9,7 +9,8 @@ import { MemloomError } from './errors.js';
 
 export const LOCK_FILE = 'memloom.lock';
 
-function alive(pid) {
+/** Whether process `pid` runs (a zombie does not). @param {number} pid */
+export function alive(pid) {
   try {
     process.kill(pid, 0);
   } catch (e) {
@@ -21,6 +22,17 @@ function alive(pid) {
   } catch {
     return true; // no /proc (macOS): trust kill(0)
   }
+}
+
+/** The pid in a store's lock file when that process is alive, else null. @param {string} dir */
+export function lockHolder(dir) {
+  let pid;
+  try {
+    pid = Number.parseInt(readFileSync(join(dir, LOCK_FILE), 'utf8').trim(), 10);
+  } catch {
+    return null;
+  }
+  return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : null;
 }
 
 /** Takes the lock or throws "store in use by pid N"; returns the release function. */

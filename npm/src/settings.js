@@ -2,7 +2,8 @@
 // key, its environment variable and its type, and the layering (flags > env > store config >
 // user config > defaults). Pure (no I/O, no zod: browsers load it through embedders.js); config
 // files are found, read and checked (a zod schema built from this table) by config-node.js, and
-// embedders.js / extractors.js turn resolved settings into objects. `embedderFromEnv`,
+// embedders.js / extractors.js turn resolved settings into objects; daemon.* is the CLI's warm
+// process (cli/warm.js). `embedderFromEnv`,
 // `extractorFromEnv` and the CLI (so `memloom mcp` too) all resolve through here.
 import { MemloomError } from './errors.js';
 
@@ -28,10 +29,11 @@ export const SETTINGS = [
   { key: 'progress.everyMs', env: 'MEMLOOM_PROGRESS_MS', type: 'int', doc: 'not on a TTY: a progress line after this many ms even when fewer files or items advanced (2000)' },
   { key: 'progress.everyFiles', env: 'MEMLOOM_PROGRESS_FILES', type: 'int', doc: 'not on a TTY: a progress line every this many files or items (100)' },
   { key: 'progress.everyBatches', env: 'MEMLOOM_PROGRESS_BATCHES', type: 'int', doc: 'remember --file, not on a TTY: a progress line every this many batches (20)' },
+  { key: 'daemon.idleSeconds', env: 'MEMLOOM_DAEMON_IDLE', type: 'int', min: 0, doc: 'embedded store: the CLI\'s warm process exits after this many idle seconds (300); 0: no warm process, every command opens the store itself' },
 ];
 
 /** Defaults of the settings that have one (the rest are unset). */
-export const DEFAULTS = { 'embedder.name': 'hash-v1', 'progress.everyMs': 2000, 'progress.everyFiles': 100, 'progress.everyBatches': 20 };
+export const DEFAULTS = { 'embedder.name': 'hash-v1', 'progress.everyMs': 2000, 'progress.everyFiles': 100, 'progress.everyBatches': 20, 'daemon.idleSeconds': 300 };
 
 export const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
 

@@ -15,10 +15,12 @@ export const emptyXdg = mkdtempSync(join(tmpdir(), 'memloom-xdg-'));
 
 /**
  * Runs the CLI; `async: true` returns a promise (needed when the test serves HTTP itself).
- * The user config is an empty directory's (emptyXdg) unless `env` sets XDG_CONFIG_HOME.
+ * The user config is an empty directory's (emptyXdg) unless `env` sets XDG_CONFIG_HOME. The warm
+ * process is off (MEMLOOM_DAEMON_IDLE=0: no test leaves one behind, holding a store dir a later
+ * step opens) unless `env` sets MEMLOOM_DAEMON_IDLE (warm.test.js).
  */
 export function runCli(args, { env = {}, async = false, cwd } = {}) {
-  const fullEnv = { ...process.env, DATABASE_URL: '', MEMLOOM_EMBED_URL: '', XDG_CONFIG_HOME: emptyXdg, ...env };
+  const fullEnv = { ...process.env, DATABASE_URL: '', MEMLOOM_EMBED_URL: '', XDG_CONFIG_HOME: emptyXdg, MEMLOOM_DAEMON_IDLE: '0', ...env };
   for (const k of Object.keys(fullEnv)) if (fullEnv[k] === '') delete fullEnv[k];
   if (!async) {
     const r = spawnSync(process.execPath, [bin, ...args], { env: fullEnv, encoding: 'utf8', cwd });

@@ -6,7 +6,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { MemloomError, isTransient, WRITE_ATTEMPTS } from '../errors.js';
 import { COMMANDS } from './commands/index.js';
 import { Context } from './context.js';
-import { err, out } from './output.js';
+import { err, out, writeErr, writeOut } from './output.js';
 import { GLOBAL_OPTIONS } from './spec.js';
 
 export const VERSION = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -28,7 +28,9 @@ function toOption(o) {
 
 /**
  * The commander program of the specs (exported for completion.js and tests).
- * @param {{ onExit?: (code: number) => void }} [hooks]  receives the exit code of the command run
+ * @param {{ onExit?: (code: number) => void, context?: (g: import('./context.js').GlobalOptions) => Context }} [hooks]
+ *   onExit receives the exit code of the command run; context makes each command's Context
+ *   (the warm process's serves its open store)
  */
 export function buildProgram(hooks = {}) {
   const program = new Command('memloom')
@@ -40,7 +42,7 @@ export function buildProgram(hooks = {}) {
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showSuggestionAfterError(true)
     .exitOverride()
-    .configureOutput({ writeOut: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s), outputError: () => {} });
+    .configureOutput({ writeOut, writeErr, outputError: () => {} });
   for (const o of GLOBAL_OPTIONS) program.addOption(toOption(o));
   program.addHelpText('after', FOOTER);
   for (const spec of COMMANDS) {
@@ -59,7 +61,7 @@ export function buildProgram(hooks = {}) {
     cmd.action((...a) => {
       const command = /** @type {Command} */ (a[a.length - 1]);
       const args = a.slice(0, -2);
-      const ctx = new Context(command.optsWithGlobals());
+      const ctx = hooks.context ? hooks.context(command.optsWithGlobals()) : new Context(command.optsWithGlobals());
       return spec.run(ctx, args, command.opts()).then((code) => hooks.onExit?.(code));
     });
   }
@@ -95,11 +97,14 @@ function usageMessage(e, argv) {
 /**
  * Runs the CLI on `argv` (without node and the script); resolves to the exit code.
  * @param {string[]} argv
+ * @param {{ context?: (g: import('./context.js').GlobalOptions) => Context, rethrow?: (e: unknown) => boolean }} [hooks]
+ *   context: as buildProgram's; rethrow: errors to throw rather than report (the warm process's
+ *   "not my store" goes back to the CLI that sent the command)
  * @returns {Promise<number>}
  */
-export async function run(argv) {
+export async function run(argv, hooks = {}) {
   let code = 0;
-  const program = buildProgram({ onExit: (c) => (code = c) });
+  const program = buildProgram({ onExit: (c) => (code = c), context: hooks.context });
   if (argv.length === 0) {
     out(program.helpInformation().trimEnd());
     return 2;
@@ -108,6 +113,7 @@ export async function run(argv) {
     await program.parseAsync(argv, { from: 'user' });
     return code;
   } catch (e) {
+    if (hooks.rethrow?.(e)) throw e;
     if (e instanceof CommanderError) {
       if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') return 0;
       err(`memloom: error: ${usageMessage(e, argv)}`);

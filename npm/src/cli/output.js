@@ -1,10 +1,23 @@
 // Where the CLI writes: data to stdout, diagnostics and progress to stderr (--quiet silences the
-// diagnostics, never warnings or errors), and what the vector arm of a store can match.
+// diagnostics, never warnings or errors), and what the vector arm of a store can match. In the
+// warm process (warm-server.js) a sink collects both for the CLI that sent the command.
 
+/** @type {{ out(s: string): void, err(s: string): void } | null} */
+let sink = null;
+
+/** Sends out/err (and commander's help) to `s` instead of stdout/stderr; null: back. @param {typeof sink} s */
+export function setSink(s) {
+  sink = s;
+}
+
+/** Raw text to stdout. @param {string} s */
+export const writeOut = (s) => void (sink ? sink.out(s) : process.stdout.write(s));
+/** Raw text to stderr. @param {string} s */
+export const writeErr = (s) => void (sink ? sink.err(s) : process.stderr.write(s));
 /** @param {string} s */
-export const out = (s) => void process.stdout.write(s + '\n');
+export const out = (s) => writeOut(s + '\n');
 /** @param {string} s */
-export const err = (s) => void process.stderr.write(s + '\n');
+export const err = (s) => writeErr(s + '\n');
 
 /**
  * What the vector arm can and cannot match with a store's embedder (stats, recall --explain;

@@ -6,9 +6,9 @@ export default {
   name: 'config',
   summary: 'show the effective settings and where each came from',
   description:
-    'Shows the embedder, extractor and progress settings this command line would use, and where each came from: a flag, a MEMLOOM_* environment variable, the store\'s config file, the user\'s, or the default (secrets masked). ' +
+    'Shows the embedder, extractor, progress and daemon (the warm process) settings this command line would use, and where each came from: a flag, a MEMLOOM_* environment variable, the store\'s config file, the user\'s, or the default (secrets masked). ' +
     'Precedence: flags > environment > store config (memloom.config.json beside the store directory; with --database-url, in the current directory) > user config ($XDG_CONFIG_HOME/memloom/config.json, else ~/.config/memloom/config.json) > defaults. ' +
-    'A config file is JSON with sections "embedder", "extractor" and "progress"; an unknown key is an error naming the key and the file.',
+    'A config file is JSON with sections "embedder", "extractor", "progress" and "daemon"; an unknown key is an error naming the key and the file.',
   details:
     'Settings (config key, environment variable):\n' +
     SETTINGS.map((s) => `  ${s.key.padEnd(22)} ${s.env.padEnd(27)} ${s.doc}`).join('\n'),

@@ -13,7 +13,8 @@ import importCmd from './import.js';
 import evalCmd from './eval.js';
 import config from './config.js';
 import mcp from './mcp.js';
+import daemon from './daemon.js';
 import completion from './completion.js';
 
 /** @type {import('../spec.js').CommandSpec[]} */
-export const COMMANDS = [init, ingest, remember, recall, forget, history, index, stats, exportCmd, importCmd, evalCmd, config, mcp, completion];
+export const COMMANDS = [init, ingest, remember, recall, forget, history, index, stats, exportCmd, importCmd, evalCmd, config, mcp, daemon, completion];

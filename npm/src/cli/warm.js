@@ -1,0 +1,216 @@
+// The CLI's fast path (bin/memloom.js runs it before loading the CLI): a command that only
+// reads or writes a few rows of an existing embedded store (recall, remember, forget, stats,
+// history) is sent to the store's warm process (warm-server.js), starting it first when none
+// runs, and prints what the process sends back: the same output, without PGlite's start and
+// the first query's planning (issue 19, item 3). Anything else, and every case where the warm
+// process is disabled (daemon.idleSeconds 0), cannot start, or went away, returns undefined and
+// the CLI runs the command itself (the cold path; lock-node.js guarantees it never opens a store
+// a warm process holds: entry-node.js asks that process to close the store first).
+// Node builtins only, so that this path stays cheap.
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { configPaths } from '../config-paths-node.js';
+import { alive } from '../lock-node.js';
+import { request, sleep, stopWarm, waitExit } from '../warm-node.js';
+
+/** The commands the warm process serves. */
+export const WARM_COMMANDS = ['recall', 'remember', 'forget', 'stats', 'history'];
+/** Global options that take a value (spec.js GLOBAL_OPTIONS). */
+const VALUE_OPTIONS = ['--store', '--database-url', '--namespace', '--embedder'];
+/** Tokens that keep a command on the cold path: help and version (commander prints them), and
+ * the file-streaming forms (recall --batch, remember --file: progress on a TTY, long runs). */
+const COLD_TOKENS = ['-h', '--help', '-V', '--version', '--batch', '--file', '--'];
+/** The spawn lock: one CLI at a time starts a store's warm process. */
+const SPAWN_FILE = 'daemon.spawn';
+/** How long a CLI waits for a warm process to start (PGlite's start, on a loaded machine). */
+const START_MS = 60000;
+
+export const PKG_DIR = fileURLToPath(new URL('../..', import.meta.url));
+const SERVER = fileURLToPath(new URL('./warm-server.js', import.meta.url));
+
+/**
+ * What the fast path needs from the command line, or null when it is not a warm command.
+ * @param {string[]} argv
+ * @returns {{ command: string, store?: string, url?: string, namespace?: string, embedder?: string } | null}
+ */
+export function warmCommand(argv) {
+  /** @type {Record<string, string>} */
+  const g = {};
+  let command;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (COLD_TOKENS.includes(a)) return null;
+    const eq = a.indexOf('=');
+    const name = a.startsWith('--') && eq > 0 ? a.slice(0, eq) : a;
+    if (VALUE_OPTIONS.includes(name)) {
+      const value = name === a ? argv[++i] : a.slice(eq + 1);
+      if (value === undefined) return null;
+      g[name.slice(2)] = value;
+    } else if (command === undefined && !a.startsWith('-')) command = a;
+  }
+  if (command === undefined || !WARM_COMMANDS.includes(command)) return null;
+  return { command, store: g.store, url: g['database-url'], namespace: g.namespace, embedder: g.embedder };
+}
+
+/**
+ * daemon.idleSeconds as the environment or a config file sets it (undefined: not set). Only read
+ * here to skip the warm process when it is 0; the warm process reads and checks the settings
+ * fully (config-node.js), and a bad file makes it refuse to start (the cold path then says why).
+ * @param {string} dir
+ */
+export function idleSetting(dir) {
+  const env = process.env;
+  if (env.MEMLOOM_DAEMON_IDLE !== undefined && env.MEMLOOM_DAEMON_IDLE !== '') return Number(env.MEMLOOM_DAEMON_IDLE);
+  const paths = configPaths({ dir, env });
+  for (const p of [paths.store, paths.user]) {
+    try {
+      const v = JSON.parse(readFileSync(p, 'utf8'))?.daemon?.idleSeconds;
+      if (v !== undefined) return Number(v);
+    } catch {}
+  }
+  return undefined;
+}
+
+/**
+ * Runs `argv` in the store's warm process when it is a warm command on an embedded store;
+ * resolves to its exit code, or undefined when the CLI must run it itself. Never throws.
+ * @param {string[]} argv
+ * @returns {Promise<number | undefined>}
+ */
+export async function tryWarm(argv) {
+  let sent = false;
+  try {
+    if (process.platform === 'win32') return undefined; // Unix domain sockets only
+    const w = warmCommand(argv);
+    if (!w || w.url || process.env.DATABASE_URL) return undefined;
+    const dir = resolve(w.store ?? '.memloom');
+    if (!existsSync(join(dir, 'PG_VERSION'))) return undefined; // the cold path says "run init"
+    if (idleSetting(dir) === 0) return undefined;
+    const version = JSON.parse(readFileSync(join(PKG_DIR, 'package.json'), 'utf8')).version;
+    const req = { op: 'run', argv, cwd: process.cwd(), env: process.env, version, pkg: PKG_DIR };
+    for (let attempt = 0; attempt < 3; attempt++) {
+      let r = await request(dir, req);
+      if (r === null) {
+        if (!(await startWarm(dir, w))) return undefined;
+        r = await request(dir, req);
+        if (r === null) return undefined;
+      }
+      sent = true;
+      if (r.lost) {
+        process.stderr.write(
+          `memloom: error: the store's warm process went away while running the command, which may or may not have been applied: check (recall, history) before running it again; \`memloom daemon status\` shows whether it runs\n`,
+        );
+        return 2;
+      }
+      sent = false;
+      if (typeof r.code === 'number') {
+        process.stdout.write(r.out);
+        process.stderr.write(r.err);
+        return r.code;
+      }
+      // Not served: exiting (idle), or another version, store, namespace or embedder.
+      if (r.retry === 'exiting') await waitExit(r.pid, 30000);
+      else await stopWarm(dir);
+    }
+    return undefined;
+  } catch (e) {
+    if (!sent) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Starts the warm process of the store in `dir` (or waits for the CLI that is starting it);
+ * resolves to whether one may be listening now.
+ * @param {string} dir
+ * @param {{ namespace?: string, embedder?: string }} g
+ */
+export async function startWarm(dir, g) {
+  const path = join(dir, SPAWN_FILE);
+  const lock = takeSpawnLock(path);
+  if (lock === 'busy') return waitSpawnLock(path);
+  if (lock !== 'taken') return false;
+  const release = () => {
+    try {
+      if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
+    } catch {}
+  };
+  process.on('exit', release);
+  try {
+    return await spawnServer(dir, g);
+  } finally {
+    release();
+    process.off('exit', release);
+  }
+}
+
+/** @param {string} path @returns {'taken' | 'busy' | 'error'} */
+function takeSpawnLock(path) {
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(path, 'wx', 0o644);
+      writeSync(fd, `${process.pid}\n`);
+      closeSync(fd);
+      return 'taken';
+    } catch (e) {
+      if (/** @type {any} */ (e).code !== 'EEXIST') return 'error';
+      const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      if (Number.isInteger(pid) && pid > 0 && alive(pid)) return 'busy';
+      try {
+        unlinkSync(path); // its CLI is gone
+      } catch {}
+    }
+  }
+  return 'error';
+}
+
+/** Waits while another CLI starts the warm process. @param {string} path */
+async function waitSpawnLock(path) {
+  const until = Date.now() + START_MS;
+  while (Date.now() < until) {
+    let pid;
+    try {
+      pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+    } catch {
+      return true; // released
+    }
+    if (!Number.isInteger(pid) || !alive(pid)) return true;
+    await sleep(20);
+  }
+  return false;
+}
+
+/**
+ * Spawns warm-server.js detached (its own session, no terminal, stdin/stderr ignored) and waits
+ * for its "ready" or "fail" line on stdout.
+ * @param {string} dir
+ * @param {{ namespace?: string, embedder?: string }} g
+ */
+function spawnServer(dir, g) {
+  return new Promise((done) => {
+    const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder });
+    const child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: ['ignore', 'pipe', 'ignore'], env: process.env });
+    let line = '';
+    let settled = false;
+    /** @param {boolean} ok */
+    const settle = (ok) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      child.stdout?.destroy();
+      child.unref();
+      if (!ok && child.exitCode === null) child.kill(); // started here, failed to come up
+      done(ok);
+    };
+    const timer = setTimeout(() => settle(false), START_MS);
+    child.stdout?.setEncoding('utf8');
+    child.stdout?.on('data', (d) => {
+      line += d;
+      if (line.includes('\n')) settle(line.startsWith('ready'));
+    });
+    child.on('error', () => settle(false));
+    child.on('exit', () => settle(false));
+  });
+}

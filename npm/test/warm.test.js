@@ -1,0 +1,216 @@
+// The CLI's warm process (src/cli/warm.js, warm-server.js, warm-node.js): the same output as the
+// cold path, one process per store when two CLIs start at once, a stale socket recovered, the idle
+// exit, nothing spawned when disabled, and any other opener of the store making it let go.
+// helpers.js runCli disables the warm process; these tests turn it on (MEMLOOM_DAEMON_IDLE) and
+// stop every process they started (after()).
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runCli, fixtures } from './helpers.js';
+import { openStore } from '../src/entry-node.js';
+import { alive } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
+
+const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
+const WARM = { MEMLOOM_DAEMON_IDLE: '30' };
+const COLD = { MEMLOOM_DAEMON_IDLE: '0' };
+
+/** Pids of warm-server.js processes serving a store under `root` (from /proc). */
+function warmPids(root = tmp) {
+  const pids = [];
+  for (const p of readdirSync('/proc')) {
+    if (!/^\d+$/.test(p)) continue;
+    let cmd;
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8');
+    } catch {
+      continue;
+    }
+    if (cmd.includes('warm-server.js') && cmd.includes(root)) pids.push(Number(p));
+  }
+  return pids;
+}
+
+
+async function until(fn, ms, what) {
+  const end = Date.now() + ms;
+  while (!fn()) {
+    if (Date.now() > end) assert.fail(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+after(async () => {
+  // Stop what these tests started: politely, then by pid.
+  for (const pid of warmPids()) {
+    try {
+      process.kill(pid, 'SIGTERM');
+    } catch {}
+  }
+  await until(() => warmPids().length === 0, 15000, 'the warm processes to exit').catch(() => {
+    for (const pid of warmPids()) process.kill(pid, 'SIGKILL');
+  });
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+/** A new store with the fixture docs and two memories (cold). */
+function newStore(name) {
+  const dir = join(tmp, name, '.memloom');
+  mkdirSync(join(tmp, name), { recursive: true });
+  for (const args of [['init'], ['ingest', join(fixtures, 'docs')], ['remember', 'Deploys freeze on Fridays at 18:00', '--key', 'deploy-freeze']]) {
+    const r = runCli([...args, '--store', dir, '-q'], { env: COLD });
+    assert.equal(r.status, 0, r.stderr);
+  }
+  return dir;
+}
+
+const status = (dir) => JSON.parse(runCli(['daemon', 'status', '--store', dir, '--json'], { env: COLD }).stdout);
+
+test('warm and cold give the same output for remember, recall, forget, stats and history', () => {
+  const a = newStore('same-a');
+  const b = newStore('same-b');
+  const steps = [
+    ['remember', 'Deploys freeze on Thursdays from now on', '--key', 'deploy-freeze'],
+    ['remember', 'use pnpm, not npm', '--json'],
+    ['recall', 'when do deploys freeze'],
+    ['recall', 'postgres connections', '--json', '--explain', '--limit', '3'],
+    ['history', 'deploy-freeze'],
+    ['history', 'no-such-key'],
+    ['stats', '--json'],
+    ['forget', '--key', 'deploy-freeze'],
+    ['forget', '--id', '9999', '--json'],
+    ['recall', 'when do deploys freeze', '--kinds', 'memory'],
+    ['recall', '--limit', '0', 'x'],
+  ];
+  // Timestamps, timings and the store's path differ between the two stores and runs.
+  const norm = (s, dir) =>
+    s
+      .replaceAll(dir, 'DIR')
+      .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'TIME')
+      .replace(/"tookMs":[\d.]+/g, '"tookMs":0')
+      .replace(/in [\d.]+ ms/g, 'in N ms');
+  for (const step of steps) {
+    const warm = runCli([...step, '--store', a], { env: WARM });
+    const cold = runCli([...step, '--store', b], { env: COLD });
+    const what = step.join(' ');
+    assert.equal(warm.status, cold.status, `${what}: exit status (${warm.stderr} / ${cold.stderr})`);
+    assert.equal(norm(warm.stdout, a), norm(cold.stdout, b), `${what}: stdout`);
+    assert.equal(norm(warm.stderr, a), norm(cold.stderr, b), `${what}: stderr`);
+  }
+  // The warm store's commands did run in one warm process; the cold store never had one.
+  const s = status(a);
+  assert.equal(s.running, true);
+  assert.equal(s.requests, steps.length, 'every step ran there (the usage error too: it prints the same)');
+  assert.deepEqual(warmPids(join(tmp, 'same-a')), [s.pid]);
+  assert.equal(status(b).running, false);
+  assert.deepEqual(warmPids(join(tmp, 'same-b')), []);
+});
+
+test('a command that is not a warm one (index), and openStore, make the warm process let go of the store', async () => {
+  const dir = newStore('letgo');
+  assert.equal(runCli(['recall', 'deploy', '--store', dir], { env: WARM }).status, 0);
+  const first = status(dir);
+  assert.equal(first.running, true);
+  const r = runCli(['index', '--store', dir, '--json'], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(alive(first.pid), false, 'index stopped the warm process before opening the store');
+  assert.equal(runCli(['recall', 'deploy', '--store', dir], { env: WARM }).status, 0);
+  const second = status(dir);
+  assert.equal(second.running, true);
+  assert.notEqual(second.pid, first.pid);
+  const store = await openStore({ dir });
+  try {
+    assert.equal(alive(second.pid), false, 'openStore stopped it too');
+    assert.ok((await store.recall('deploy')).results.length > 0);
+  } finally {
+    await store.close();
+  }
+});
+
+test('another namespace is served by a new warm process; daemon stop stops it', () => {
+  const dir = newStore('ns');
+  assert.equal(runCli(['remember', 'only in scratch', '--namespace', 'scratch', '--store', dir], { env: WARM }).status, 0);
+  const first = status(dir).pid;
+  const r = runCli(['recall', 'only in scratch', '--store', dir, '--json'], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  assert.ok(!JSON.parse(r.stdout).results.some((h) => h.content === 'only in scratch'), 'the default namespace does not see it');
+  const second = status(dir).pid;
+  assert.notEqual(second, first);
+  assert.equal(alive(first), false);
+  const stop = runCli(['daemon', 'stop', '--store', dir, '--json'], { env: COLD });
+  assert.deepEqual(JSON.parse(stop.stdout), { stopped: true, pid: second, dir });
+  assert.equal(alive(second), false);
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false, 'the socket is removed');
+  assert.equal(existsSync(join(dir, 'memloom.lock')), false, 'the lock is released');
+});
+
+test('a stale socket, lock and spawn file (their process killed) are recovered', () => {
+  const dir = newStore('stale');
+  // A socket file nobody listens on: its process was SIGKILLed while listening.
+  const k = spawnSync(process.execPath, ['-e', `require('net').createServer().listen(${JSON.stringify(join(dir, 'daemon.sock'))}, () => process.kill(process.pid, 'SIGKILL'))`]);
+  assert.equal(k.signal, 'SIGKILL');
+  assert.ok(existsSync(join(dir, 'daemon.sock')));
+  const dead = Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
+  writeFileSync(join(dir, 'memloom.lock'), `${dead}\n`);
+  writeFileSync(join(dir, 'daemon.spawn'), `${dead}\n`);
+  const r = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).results[0].key, 'deploy-freeze');
+  const s = status(dir);
+  assert.equal(s.running, true);
+  assert.equal(s.requests, 1);
+  assert.equal(existsSync(join(dir, 'daemon.spawn')), false);
+});
+
+test('two CLIs at once on a store without a warm process: both succeed, one process serves them', async () => {
+  const dir = newStore('race');
+  const [r1, r2] = await Promise.all([
+    runCli(['remember', 'first of two', '--key', 'one', '--store', dir, '--json'], { env: WARM, async: true }),
+    runCli(['remember', 'second of two', '--key', 'two', '--store', dir, '--json'], { env: WARM, async: true }),
+  ]);
+  assert.equal(r1.status, 0, r1.stderr);
+  assert.equal(r2.status, 0, r2.stderr);
+  assert.deepEqual([JSON.parse(r1.stdout).key, JSON.parse(r2.stdout).key], ['one', 'two']);
+  const s = status(dir);
+  assert.equal(s.running, true);
+  assert.equal(s.requests, 2, 'both ran in the warm process');
+  assert.deepEqual(warmPids(join(tmp, 'race')), [s.pid], 'one warm process');
+});
+
+test('the warm process exits after its idle timeout and releases the store', async () => {
+  const dir = newStore('idle');
+  assert.equal(runCli(['stats', '--store', dir], { env: { MEMLOOM_DAEMON_IDLE: '5' } }).status, 0);
+  const pids = warmPids(join(tmp, 'idle'));
+  assert.equal(pids.length, 1);
+  await until(() => !alive(pids[0]), 30000, 'the idle exit');
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false);
+  assert.equal(existsSync(join(dir, 'memloom.lock')), false);
+});
+
+test('disabled (MEMLOOM_DAEMON_IDLE=0, or daemon.idleSeconds 0 in the store config): nothing is spawned', () => {
+  const dir = newStore('off');
+  let r = runCli(['recall', 'deploy', '--store', dir], { env: COLD });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(warmPids(join(tmp, 'off')), []);
+  writeFileSync(join(tmp, 'off', 'memloom.config.json'), JSON.stringify({ daemon: { idleSeconds: 0 } }));
+  r = runCli(['recall', 'deploy', '--store', dir], { env: { MEMLOOM_DAEMON_IDLE: '' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(warmPids(join(tmp, 'off')), []);
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false);
+  assert.equal(status(dir).running, false);
+});
+
+test('daemon: status text, a wrong action, and a server store are usage errors', () => {
+  const dir = join(tmp, 'none', '.memloom');
+  let r = runCli(['daemon', 'status', '--store', dir], { env: COLD });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout, `no warm process serves ${dir}\n`);
+  r = runCli(['daemon', 'restart', '--store', dir], { env: COLD });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /daemon takes status, start, stop, not "restart"/);
+  r = runCli(['daemon', 'stop', '--database-url', 'postgres://127.0.0.1:1/x'], { env: COLD });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /the warm process is for an embedded store/);
+});
