@@ -4,6 +4,13 @@
 // and for every other command, the CLI runs it here.
 import { tryWarm } from '../src/cli/warm.js';
 
+// A reader that stops early (`memloom recall ... | head`) closes the pipe: stop quietly, as
+// ripgrep and git do, instead of an unhandled EPIPE stack trace (the warm and the cold path).
+process.stdout.on('error', (e) => {
+  if (/** @type {any} */ (e).code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw e;
+});
+
 const argv = process.argv.slice(2);
 const code = await tryWarm(argv);
 if (code !== undefined) process.exitCode = code;

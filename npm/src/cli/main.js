@@ -130,12 +130,6 @@ export async function run(argv, hooks = {}) {
 
 /** The bin's entry: runs and sets the exit code. @param {string[]} argv */
 export function main(argv) {
-  // A reader that stops early (`memloom recall ... | head`) closes the pipe: stop quietly, as
-  // ripgrep and git do, instead of an unhandled EPIPE stack trace.
-  process.stdout.on('error', (e) => {
-    if (/** @type {any} */ (e).code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw e;
-  });
   return run(argv).then((code) => {
     process.exitCode = code;
   });
