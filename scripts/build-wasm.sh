@@ -43,10 +43,12 @@ if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/";
 # ... and as an ES module, so browsers and bundlers get them without file system access.
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
 
-# The recall response's JSON Schema (schema/README.md), as an ES module: tools.js builds the MCP
-# recall tool's output schema from it.
+# The recall response's JSON Schema and the request limits (schema/README.md), as ES modules:
+# tools.js builds the MCP recall tool's output schema and its input limits from them.
 rm -rf "$ROOT/npm/schema" && mkdir -p "$ROOT/npm/schema"
-node "$ROOT/npm/src/gen-schema.js" "$ROOT/schema/recall-response.json" > "$ROOT/npm/schema/recall-response.js"
+for f in recall-response limits; do
+  node "$ROOT/npm/src/gen-schema.js" "$ROOT/schema/$f.json" > "$ROOT/npm/schema/$f.js"
+done
 
 # static-v1's token table, loaded by the package at first use (never compiled into the wasm).
 # (Not a fresh folder: the store template below is kept while its stamp matches.)

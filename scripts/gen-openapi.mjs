@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// Rebuilds the recall response's components of the edge worker's openapi.json from its one
-// definition, schema/recall-response.json: the schema's root becomes `RecallResponse`, each of its
-// $defs `Recall<Name>` (refs rewritten to #/components/schemas/...); the other components and
-// the paths are left as they are. Run it after editing the schema, then review the diff:
+// Rebuilds the parts of the edge worker's openapi.json that have a definition elsewhere: the
+// recall response's components from schema/recall-response.json (the schema's root becomes
+// `RecallResponse`, each of its $defs `Recall<Name>`, refs rewritten to #/components/schemas/...),
+// and the request schemas' bounds from schema/limits.json (RecallRequest's query length, limit
+// default and maximum, weight maximum; MemoryRequest's text and key lengths). The rest (paths,
+// descriptions) is left as it is. Run it after editing either file, then review the diff:
 //   node scripts/gen-openapi.mjs
 // crates/edge-worker/src/contracts.rs (cargo test -p edge-worker) fails while they differ.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -27,5 +29,15 @@ const built = { RecallResponse: rewrite(top), ...Object.fromEntries(Object.entri
 const schemas = openapi.components.schemas;
 const kept = Object.entries(schemas).filter(([k]) => !k.startsWith('Recall') || k === 'RecallRequest');
 openapi.components.schemas = { ...Object.fromEntries(kept), ...built };
+
+const limits = JSON.parse(readFileSync(new URL('schema/limits.json', root), 'utf8'));
+const recallReq = openapi.components.schemas.RecallRequest.properties;
+recallReq.query.maxLength = limits.maxQueryChars.value;
+recallReq.limit.maximum = limits.maxLimit.value;
+recallReq.limit.default = limits.defaultLimit.value;
+for (const w of Object.values(recallReq.weights.properties)) w.maximum = limits.maxWeight.value;
+const memoryReq = openapi.components.schemas.MemoryRequest.properties;
+memoryReq.text.maxLength = limits.maxMemoryBytes.value;
+memoryReq.key.maxLength = limits.maxKeyChars.value;
 writeFileSync(openapiFile, JSON.stringify(openapi, null, 2) + '\n');
-console.log(`gen-openapi: ${Object.keys(built).length} recall components written to crates/edge-worker/openapi.json`);
+console.log(`gen-openapi: ${Object.keys(built).length} recall components and the request limits written to crates/edge-worker/openapi.json`);

@@ -1,6 +1,7 @@
 // Build step (run by scripts/build-wasm.sh): prints an ES module whose default export is the
-// JSON Schema in FILE (the repository's schema/recall-response.json), so that every runtime and
-// bundler imports the one definition without file system access or JSON import attributes.
+// JSON in FILE (the repository's schema/recall-response.json, schema/limits.json), so that every
+// runtime and bundler imports the one definition without file system access or JSON import
+// attributes.
 import { readFileSync } from 'node:fs';
 
 const file = process.argv[2];

@@ -8,14 +8,17 @@
 // No SDK is imported here.
 import { z } from 'zod';
 import recallResponseSchema from '../schema/recall-response.js';
+import limits from '../schema/limits.js';
 import { ARMS } from './recall-response.js';
 
-/** Limits shared with the edge worker (crates/edge-worker/src/api.rs). */
-export const MAX_QUERY_CHARS = 1000;
-export const DEFAULT_LIMIT = 10;
-export const MAX_LIMIT = 50;
-export const MAX_MEMORY_BYTES = 32 * 1024;
-export const MAX_KEY_CHARS = 200;
+// The request limits, from their one definition (schema/limits.json, bundled as
+// ../schema/limits.js), which the edge worker's consts are generated from too.
+export const MAX_QUERY_CHARS = limits.maxQueryChars.value;
+export const DEFAULT_LIMIT = limits.defaultLimit.value;
+export const MAX_LIMIT = limits.maxLimit.value;
+export const MAX_MEMORY_BYTES = limits.maxMemoryBytes.value;
+export const MAX_KEY_CHARS = limits.maxKeyChars.value;
+const MAX_INSTANT_CHARS = limits.maxInstantChars.value;
 
 export const INSTRUCTIONS = `memloom is a long-term memory: team notes and docs (chunks, each with a source file and a heading breadcrumb) and memories saved by agents (short facts, optionally under a stable key).
 Call recall before answering questions about the project, its decisions, runbooks or conventions, and cite what you use (source › breadcrumb for a chunk, the key or id for a memory).
@@ -122,19 +125,19 @@ export const TOOLS = {
       asOf: z
         .string()
         .min(10)
-        .max(40)
+        .max(MAX_INSTANT_CHARS)
         .optional()
         .describe('Recall what was believed at this instant (ISO 8601, e.g. "2026-03-01T12:00Z"): the memory versions valid then and the docs ingested by then. Default: now.'),
       since: z
         .string()
         .min(10)
-        .max(40)
+        .max(MAX_INSTANT_CHARS)
         .optional()
         .describe('Only results whose event time is at or after this date or time (ISO 8601; the at given to remember, else when it was saved or ingested).'),
       until: z
         .string()
         .min(10)
-        .max(40)
+        .max(MAX_INSTANT_CHARS)
         .optional()
         .describe('Only results whose event time is at or before this date or time (ISO 8601; a date alone includes that whole day).'),
     },
@@ -159,7 +162,7 @@ export const TOOLS = {
       at: z
         .string()
         .min(10)
-        .max(40)
+        .max(MAX_INSTANT_CHARS)
         .optional()
         .describe('When the event this memory describes happened (ISO 8601, e.g. "2023-05-08"), if not now; recall since / until filter on it.'),
     },

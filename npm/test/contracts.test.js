@@ -100,3 +100,27 @@ test('the schema ships with the package as a module equal to the file', async ()
   const file = JSON.parse(readFileSync(new URL('../../schema/recall-response.json', import.meta.url), 'utf8'));
   assert.deepEqual(shipped, file, 'run scripts/build-wasm.sh (npm/src/gen-schema.js) after editing the schema');
 });
+
+test('the request limits ship as a module equal to schema/limits.json, and the MCP tools take them', async () => {
+  const { default: shipped } = await import('../schema/limits.js');
+  const file = JSON.parse(readFileSync(new URL('../../schema/limits.json', import.meta.url), 'utf8'));
+  assert.deepEqual(shipped, file, 'run scripts/build-wasm.sh (npm/src/gen-schema.js) after editing the limits');
+  const { TOOLS, rememberError } = await import('../src/tools.js');
+  // zod's own bounds (the MCP server publishes them as maxLength / maximum in tools/list).
+  const field = (tool, name) => {
+    const f = TOOLS[tool].inputSchema[name];
+    return f.isOptional() ? f.unwrap() : f;
+  };
+  assert.equal(field('recall', 'query').maxLength, file.maxQueryChars.value);
+  assert.equal(field('recall', 'limit').maxValue, file.maxLimit.value);
+  assert.match(TOOLS.recall.inputSchema.limit.description, new RegExp(`default ${file.defaultLimit.value}, at most ${file.maxLimit.value}`));
+  for (const t of ['asOf', 'since', 'until']) assert.equal(field('recall', t).maxLength, file.maxInstantChars.value, t);
+  assert.equal(field('remember', 'key').maxLength, file.maxKeyChars.value);
+  assert.equal(field('remember', 'at').maxLength, file.maxInstantChars.value);
+  assert.equal(field('forget', 'key').maxLength, file.maxKeyChars.value);
+  assert.equal(field('history', 'key').maxLength, file.maxKeyChars.value);
+  assert.equal(rememberError('x'.repeat(file.maxMemoryBytes.value), undefined), null);
+  assert.match(rememberError('x'.repeat(file.maxMemoryBytes.value + 1), undefined), new RegExp(`the limit is ${file.maxMemoryBytes.value}`));
+  assert.equal(rememberError('x', 'k'.repeat(file.maxKeyChars.value)), null);
+  assert.match(rememberError('x', 'k'.repeat(file.maxKeyChars.value + 1)), new RegExp(`1 to ${file.maxKeyChars.value} characters`));
+});

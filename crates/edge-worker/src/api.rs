@@ -9,23 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::ApiError;
 
-/// Largest request body; larger bodies get 413.
-pub const MAX_BODY_BYTES: usize = 64 * 1024;
-/// Time a client has to send the whole request body, from the first byte the worker reads;
-/// a slower body gets 408 `body_timeout` (a body trickled over 5.6 s was accepted before,
-/// issue 15). 64 KiB in 5 s is 13 KB/s, far below any real client's link.
-pub const BODY_TIMEOUT_MS: u32 = 5_000;
-/// Longest query, in characters.
-pub const MAX_QUERY_CHARS: usize = 1000;
-/// Results per recall: default and maximum.
-pub const DEFAULT_LIMIT: i32 = 10;
-pub const MAX_LIMIT: i32 = 50;
-/// Largest memory text, in bytes.
-pub const MAX_MEMORY_BYTES: usize = 32 * 1024;
-/// Longest memory key, in characters.
-pub const MAX_KEY_CHARS: usize = 200;
-/// Largest weight a request may give an arm.
-pub const MAX_WEIGHT: f64 = 100.0;
+/// The request limits, from their one definition (schema/limits.json, crate::limits).
+pub use crate::limits::{
+    BODY_TIMEOUT_MS, DEFAULT_LIMIT, MAX_BODY_BYTES, MAX_KEY_CHARS, MAX_LIMIT, MAX_MEMORY_BYTES,
+    MAX_QUERY_CHARS, MAX_WEIGHT,
+};
 
 /// `POST /v1/recall`.
 #[derive(Debug, Clone, PartialEq, Deserialize)]

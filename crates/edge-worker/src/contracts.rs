@@ -217,6 +217,28 @@ fn openapi_recall_response_is_the_schema() {
 }
 
 #[test]
+fn openapi_request_bounds_are_the_limits() {
+    // scripts/gen-openapi.mjs fills them from schema/limits.json, which build.rs turns into
+    // crate::limits; the worker enforces those consts, so the document must publish the same.
+    use crate::limits::*;
+    let openapi: Value = serde_json::from_str(OPENAPI).unwrap();
+    let schemas = &openapi["components"]["schemas"];
+    let recall = &schemas["RecallRequest"]["properties"];
+    let memory = &schemas["MemoryRequest"]["properties"];
+    let hint = "openapi.json's request bounds differ from schema/limits.json: run \
+                `node scripts/gen-openapi.mjs` and review the diff";
+    assert_eq!(recall["query"]["maxLength"], MAX_QUERY_CHARS, "{hint}");
+    assert_eq!(recall["limit"]["maximum"], MAX_LIMIT, "{hint}");
+    assert_eq!(recall["limit"]["default"], DEFAULT_LIMIT, "{hint}");
+    for arm in ["vector", "keyword", "entity"] {
+        let max = recall["weights"]["properties"][arm]["maximum"].as_f64();
+        assert_eq!(max, Some(MAX_WEIGHT), "{arm}: {hint}");
+    }
+    assert_eq!(memory["text"]["maxLength"], MAX_MEMORY_BYTES, "{hint}");
+    assert_eq!(memory["key"]["maxLength"], MAX_KEY_CHARS, "{hint}");
+}
+
+#[test]
 fn the_served_openapi_resolves_the_recall_response() {
     // Every component a recall response refers to is in the served document, and the golden
     // responses validate against the RecallResponse component resolved inside it.

@@ -12,6 +12,7 @@ pub mod config;
 #[cfg(test)]
 mod contracts;
 pub mod error;
+pub mod limits;
 pub mod log;
 pub mod mcp;
 pub mod route;
