@@ -89,6 +89,25 @@ export function extractEntities(text, breadcrumb) {
 }
 
 /**
+ * The entity kinds (memloom-core's EntityKind::ALL, the one list), each with its serialised
+ * name and its words (`{kind: 'error_code', words: 'error code'}`). Read once from the wasm.
+ * @returns {readonly {kind: import('./types.js').EntityKind, words: string}[]}
+ */
+export function entityKinds() {
+  check();
+  kinds ??= Object.freeze(wasm.entityKinds().map((k) => Object.freeze(k)));
+  return kinds;
+}
+/** @type {readonly {kind: import('./types.js').EntityKind, words: string}[] | undefined} */
+let kinds;
+
+/** Most mentions the offline extractor keeps per item (memloom-core's MAX_MENTIONS). */
+export function maxMentions() {
+  check();
+  return wasm.maxMentions();
+}
+
+/**
  * Vectors (Float32Array, or null for SQL NULL) as one PostgreSQL array literal of pgvector's
  * text form, for a `vector[]` parameter: each component the shortest decimal that reads back as
  * the same f32.

@@ -9,21 +9,19 @@
 //   is not valid JSON or not the schema is logged (onWarning) and the items it should have
 //   covered fall back to the offline extractor; the run never aborts for it. Only a refused key
 //   (401 / 403) stops the run, since every later request would fail the same way.
-import { extractEntities } from './core.js';
+import { entityKinds, extractEntities, maxMentions } from './core.js';
 import { MemloomError } from './errors.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
 /** @import { Extractor, LlmExtractorOptions, Env } from './types.js' */
 
-/** The kinds of memloom-core's EntityKind (serialised names). */
-export const ENTITY_KINDS = ['identifier', 'error_code', 'file', 'flag', 'ticket', 'host', 'version', 'code', 'name', 'topic'];
+/** The entity kinds' serialised names (memloom-core's EntityKind::ALL, through the wasm). */
+const kindNames = () => entityKinds().map((k) => k.kind);
 /** Strength of an entity the model names that the offline extractor did not find in the item. */
 export const LLM_STRENGTH = 0.7;
 /** Strength factor of an alias relative to its entity. */
 export const LLM_ALIAS_FACTOR = 0.9;
 /** Most characters of one item sent to the model. */
 export const LLM_MAX_ITEM_CHARS = 6000;
-/** Most entities (aliases included) kept per item, as memloom-core's MAX_MENTIONS. */
-const MAX_MENTIONS = 32;
 
 /**
  * memloom-core's offline extractor.
@@ -44,14 +42,15 @@ function offline(it) {
 
 const DEFAULTS = { batchSize: 8, timeoutMs: 60_000, maxRetries: 4, backoffMs: 500 };
 
-const SYSTEM_PROMPT = `You extract the named things a user would later search for from documentation and team notes.
+/** The system prompt (built on first use: the kinds come from the wasm core). */
+const systemPrompt = () => `You extract the named things a user would later search for from documentation and team notes.
 For each item, list its entities: exact identifiers (API names, config keys, environment variables), error codes, file names and paths, command-line flags, ticket ids, host names, versions, product and project names, people, and the concepts the item is mainly about.
-Write each name as it appears in the text. kind is one of: ${ENTITY_KINDS.join(', ')} ("name" for people, products and concepts). aliases are other names the text uses for the same thing (may be empty).
+Write each name as it appears in the text. kind is one of: ${kindNames().join(', ')} ("name" for people, products and concepts). aliases are other names the text uses for the same thing (may be empty).
 Skip generic words (value, example, function, string) and things mentioned only in passing.
 Answer with JSON only: {"items": [{"id": "<the item's id>", "entities": [{"name": "...", "kind": "...", "aliases": ["..."]}]}]}, one entry per item, in the order given.`;
 
 /** The JSON schema of one item's reply: {entities: [{name, kind, aliases}]}. */
-export const ITEM_SCHEMA = {
+export const itemSchema = () => ({
   type: 'object',
   properties: {
     entities: {
@@ -60,7 +59,7 @@ export const ITEM_SCHEMA = {
         type: 'object',
         properties: {
           name: { type: 'string' },
-          kind: { type: 'string', enum: ENTITY_KINDS },
+          kind: { type: 'string', enum: kindNames() },
           aliases: { type: 'array', items: { type: 'string' } },
         },
         required: ['name', 'kind', 'aliases'],
@@ -70,17 +69,17 @@ export const ITEM_SCHEMA = {
   },
   required: ['entities'],
   additionalProperties: false,
-};
+});
 
 /** The response_format schema of a batch: {items: [{id, entities}]}. */
-export const BATCH_SCHEMA = {
+export const batchSchema = () => ({
   type: 'object',
   properties: {
     items: {
       type: 'array',
       items: {
         type: 'object',
-        properties: { id: { type: 'string' }, entities: ITEM_SCHEMA.properties.entities },
+        properties: { id: { type: 'string' }, entities: itemSchema().properties.entities },
         required: ['id', 'entities'],
         additionalProperties: false,
       },
@@ -88,7 +87,7 @@ export const BATCH_SCHEMA = {
   },
   required: ['items'],
   additionalProperties: false,
-};
+});
 
 /**
  * An OpenAI-compatible chat completions endpoint. `url` is the API base (`https://host/v1`) or
@@ -121,10 +120,10 @@ export function llmExtractor(options) {
       model,
       temperature: 0,
       messages: [
-        { role: 'system', content: SYSTEM_PROMPT },
+        { role: 'system', content: systemPrompt() },
         { role: 'user', content: user },
       ],
-      response_format: { type: 'json_schema', json_schema: { name: 'memloom_entities', strict: true, schema: BATCH_SCHEMA } },
+      response_format: { type: 'json_schema', json_schema: { name: 'memloom_entities', strict: true, schema: batchSchema() } },
     });
     const headers = { 'content-type': 'application/json' };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
@@ -268,7 +267,7 @@ function fromModel(entities, it) {
     const [c] = extractEntities('', raw.trim());
     if (!c) return;
     let kind = c.kind;
-    if (kind === 'topic') kind = ENTITY_KINDS.includes(modelKind) ? modelKind : 'name';
+    if (kind === 'topic') kind = kindNames().includes(modelKind) ? modelKind : 'name';
     const strength = Math.min(1, Math.max(0.01, (known.get(c.name)?.strength ?? LLM_STRENGTH) * factor));
     const key = `${kind}\u0000${c.name}`;
     const prev = out.get(key);
@@ -278,7 +277,7 @@ function fromModel(entities, it) {
     add(e.name, e.kind, 1);
     for (const a of e.aliases) if (a.trim() !== '') add(a, e.kind, LLM_ALIAS_FACTOR);
   }
-  return [...out.values()].sort((a, b) => b.strength - a.strength || (a.name < b.name ? -1 : 1)).slice(0, MAX_MENTIONS);
+  return [...out.values()].sort((a, b) => b.strength - a.strength || (a.name < b.name ? -1 : 1)).slice(0, maxMentions());
 }
 
 /**

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openStore, embed, offlineExtractor, llmExtractor, extractorFromEnv } from '../src/entry-node.js';
 import { runCli } from './helpers.js';
+import { entityKinds } from '../src/core.js';
+import { entityEmbeddingText } from '../src/store/entities.js';
 
 let tmp;
 before(() => {
@@ -318,7 +320,12 @@ test('llm extractor: request shape, batching, canonical names, aliases', async (
     assert.equal(req.auth, 'Bearer sk-test');
     assert.equal(req.body.model, 'tiny');
     assert.equal(req.body.response_format.type, 'json_schema');
-    assert.deepEqual(req.body.response_format.json_schema.schema.properties.items.items.properties.entities.items.required, ['name', 'kind', 'aliases']);
+    const entitySchema = req.body.response_format.json_schema.schema.properties.items.items.properties.entities.items;
+    assert.deepEqual(entitySchema.required, ['name', 'kind', 'aliases']);
+    // The kinds are the core's one list (EntityKind::ALL through the wasm), in the schema and the prompt.
+    const kinds = entityKinds().map((k) => k.kind);
+    assert.deepEqual(entitySchema.properties.kind.enum, kinds);
+    assert.ok(req.body.messages[0].content.includes(`kind is one of: ${kinds.join(', ')} (`));
     assert.match(req.body.messages[1].content, /Ops > Threads\\n\\nSet `UV_THREADPOOL_SIZE`/);
     assert.deepEqual(out.map((o) => o.fallback), [false, false, false]);
     const names = out.map((o) => o.mentions.map((m) => `${m.kind}:${m.name}`).sort());
@@ -430,4 +437,20 @@ test('cli: ingest --index with the LLM extractor configured, progress and fallba
   } finally {
     await srv.close();
   }
+});
+
+test('entity kinds: one list, the core\'s; the public EntityKind type and the embedding text follow it', async () => {
+  const kinds = entityKinds();
+  assert.deepEqual(kinds.map((k) => k.kind), ['identifier', 'error_code', 'file', 'flag', 'ticket', 'host', 'version', 'code', 'name', 'topic']);
+  assert.equal(kinds.find((k) => k.kind === 'error_code').words, 'error code');
+  // The type declaration (types/src/types.d.ts, generated from src/types.js by tsc) names the same kinds.
+  const { readFileSync } = await import('node:fs');
+  const dts = readFileSync(new URL('../types/src/types.d.ts', import.meta.url), 'utf8');
+  const union = /export type EntityKind = ([^;]+);/.exec(dts)?.[1];
+  assert.ok(union, 'EntityKind in types/src/types.d.ts');
+  assert.deepEqual(union.split('|').map((s) => s.trim().replace(/^'|'$/g, '')), kinds.map((k) => k.kind), 'edit EntityKind in src/types.js to the core\'s kinds');
+  const api = { name: 'api:m' };
+  assert.equal(entityEmbeddingText('ERR_REQUIRE_ESM', 'error_code', api), 'ERR_REQUIRE_ESM (error code)');
+  assert.equal(entityEmbeddingText('fs.readFile', 'identifier', api), 'fs.readFile (identifier)');
+  assert.equal(entityEmbeddingText('ERR_REQUIRE_ESM', 'error_code', { name: 'hash' }), 'ERR_REQUIRE_ESM');
 });

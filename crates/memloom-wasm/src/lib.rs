@@ -244,6 +244,33 @@ pub fn extract_entities(text: &str, breadcrumb: Option<String>) -> Result<JsValu
     to_js(&js)
 }
 
+#[derive(Serialize)]
+struct JsEntityKind {
+    kind: &'static str,
+    words: &'static str,
+}
+
+/// The entity kinds (memloom-core's `EntityKind::ALL`), each with its serialised name and the
+/// words a model reads next to an entity's name: `[{kind: "error_code", words: "error code"}, ...]`.
+#[wasm_bindgen(js_name = entityKinds)]
+pub fn entity_kinds() -> Result<JsValue, JsError> {
+    let js: Vec<JsEntityKind> = core::EntityKind::ALL
+        .iter()
+        .map(|k| JsEntityKind {
+            kind: k.as_str(),
+            words: k.words(),
+        })
+        .collect();
+    to_js(&js)
+}
+
+/// Most mentions the offline extractor keeps per item (memloom-core's `MAX_MENTIONS`); an LLM
+/// extractor's mentions are capped the same.
+#[wasm_bindgen(js_name = maxMentions)]
+pub fn max_mentions() -> usize {
+    core::entity::MAX_MENTIONS
+}
+
 /// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
 /// parameter: `{"[0.1,-0.25]","[1,0]",NULL}`; `null` or `undefined` entries become SQL NULL.
 /// Each component is written as the shortest decimal that reads back as the same `f32` (what

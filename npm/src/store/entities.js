@@ -1,6 +1,6 @@
 // Entity indexing for the entity arm: extract, embed new entities, write mentions in batches
 // (memloom_index_batch), prune what nothing mentions.
-import { vectorArrayLiteral } from '../core.js';
+import { entityKinds, vectorArrayLiteral } from '../core.js';
 import { offlineExtractor } from '../extractors.js';
 import { activeItems, analyzeIfGrown, refreshStats } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -99,19 +99,6 @@ export async function indexEntities(store, { onProgress, onWarning, extractor, a
   return report;
 }
 
-/** Words for each entity kind in the text an entity is embedded from. */
-const KIND_WORDS = {
-  identifier: 'identifier',
-  error_code: 'error code',
-  file: 'file',
-  flag: 'flag',
-  ticket: 'ticket',
-  host: 'host',
-  version: 'version',
-  code: 'code',
-  name: 'name',
-  topic: 'topic',
-};
 
 /**
  * The text an entity's embedding is computed from. A model embedder gets its name and kind
@@ -122,5 +109,5 @@ const KIND_WORDS = {
  */
 export function entityEmbeddingText(name, kind, embedder) {
   if (embedder?.name === 'hash' || embedder?.name === 'static') return name;
-  return `${name} (${KIND_WORDS[kind] ?? kind})`;
+  return `${name} (${entityKinds().find((k) => k.kind === kind)?.words ?? kind})`;
 }

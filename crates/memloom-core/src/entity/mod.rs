@@ -77,6 +77,31 @@ pub enum EntityKind {
 }
 
 impl EntityKind {
+    /// Every kind, in declaration order: the one list of entity kinds (npm reads it through
+    /// memloom-wasm's `entityKinds`, for its LLM extractor's prompt and schema and for the text
+    /// an entity is embedded from).
+    pub const ALL: [EntityKind; 10] = [
+        EntityKind::Identifier,
+        EntityKind::ErrorCode,
+        EntityKind::File,
+        EntityKind::Flag,
+        EntityKind::Ticket,
+        EntityKind::Host,
+        EntityKind::Version,
+        EntityKind::Code,
+        EntityKind::Name,
+        EntityKind::Topic,
+    ];
+
+    /// The kind in words, as an embedding model reads it next to a name:
+    /// `ERR_REQUIRE_ESM (error code)`.
+    pub fn words(self) -> &'static str {
+        match self {
+            EntityKind::ErrorCode => "error code",
+            other => other.as_str(),
+        }
+    }
+
     /// The serialised name, e.g. `error_code`.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -279,5 +304,27 @@ mod tests {
         let s = serde_json::to_string(&EntityKind::ErrorCode).unwrap();
         assert_eq!(s, "\"error_code\"");
         assert_eq!(EntityKind::ErrorCode.as_str(), "error_code");
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::EntityKind;
+
+    #[test]
+    fn all_lists_every_kind_once_and_serde_agrees_with_as_str() {
+        let names: Vec<&str> = EntityKind::ALL.iter().map(|k| k.as_str()).collect();
+        let mut unique = names.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+        for k in EntityKind::ALL {
+            let json = serde_json::to_string(&k).unwrap();
+            assert_eq!(json, format!("\"{}\"", k.as_str()));
+            let back: EntityKind = serde_json::from_str(&json).unwrap();
+            assert_eq!(back, k);
+        }
+        assert_eq!(EntityKind::ErrorCode.words(), "error code");
+        assert_eq!(EntityKind::Identifier.words(), "identifier");
     }
 }
