@@ -89,7 +89,7 @@ test('warm and cold give the same output for remember, recall, forget, stats and
     s
       .replaceAll(dir, 'DIR')
       .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'TIME')
-      .replace(/"tookMs":[\d.]+/g, '"tookMs":0')
+      .replace(/"(tookMs|embedMs|queryMs|connectMs)":[\d.]+/g, '"$1":0')
       .replace(/in [\d.]+ ms/g, 'in N ms');
   for (const step of steps) {
     const warm = runCli([...step, '--store', a], { env: WARM });
