@@ -111,23 +111,14 @@ pub(crate) async fn remember(
         );
         async move {
             let check = check_embedder(&client, &identity);
-            let embedding = match ready {
-                Some(embedding) => embedding,
+            // A query-side vector (hash-v1, an API): the check is pipelined with the write, one
+            // round trip. static-v1 embeds from the store's table: the check first, so a store
+            // built otherwise says so before its table is read.
+            let (pipelined, embedding) = match ready {
+                Some(embedding) => (Some(check), embedding),
                 None => {
-                    // static-v1: the check first, so a store built otherwise says so.
                     check.await?;
-                    let embedding = embed_static(&client, &text).await?;
-                    return memloom_sql::remember_at(
-                        &client,
-                        &ns,
-                        key.as_deref(),
-                        &text,
-                        &embedding,
-                        None,
-                        at.as_deref(),
-                    )
-                    .await
-                    .map_err(|e| store_error(&e));
+                    (None, embed_static(&client, &text).await?)
                 }
             };
             let save = memloom_sql::remember_at(
@@ -139,8 +130,14 @@ pub(crate) async fn remember(
                 None,
                 at.as_deref(),
             );
-            let (checked, saved) = join(check, save).await;
-            checked?;
+            let saved = match pipelined {
+                Some(check) => {
+                    let (checked, saved) = join(check, save).await;
+                    checked?;
+                    saved
+                }
+                None => save.await,
+            };
             saved.map_err(|e| store_error(&e))
         }
     })
