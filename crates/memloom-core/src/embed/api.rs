@@ -15,10 +15,13 @@
 //! 5. **Request**: `{"model", "input": [texts], "dimensions": dims, "encoding_format": "float"}`.
 //! 6. **Response**: `{"data": [{"index", "embedding": [numbers]}]}` with exactly one entry per
 //!    input, each `dims` long. An entry goes to position `index` (0-based; each index once), or
-//!    to its own position when it has none. Numbers are read as JSON's `f64` (correctly
-//!    rounded) and then rounded to `f32`, as `Float32Array.from(JSON.parse(body))` would.
+//!    to its own position when it has none. Numbers are read as `f64` and then rounded to `f32`,
+//!    as `Float32Array.from(JSON.parse(body))` does. (The worker's serde_json reads decimals
+//!    without `float_roundtrip`, whose tables cost its bundle about 10 KB gzipped: its `f64`
+//!    can be one ulp off JSON.parse's, which changes the `f32` only for a number within an
+//!    `f64` ulp of the midpoint between two `f32`s.)
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::Error;
 
@@ -32,6 +35,15 @@ pub const MAX_API_DIMS: usize = 16_000;
 
 /// The settings' names, for error texts (the npm package's and the worker's variables).
 const NEEDS: &str = "the embeddings API needs url, model and dims (MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS)";
+
+/// One embeddings call's body: `{"model", "input", "dimensions", "encoding_format": "float"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiRequest<'a> {
+    pub model: &'a str,
+    pub input: Vec<&'a str>,
+    pub dimensions: usize,
+    pub encoding_format: &'static str,
+}
 
 /// A checked API embedder: where to POST, which model, how many dimensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -105,29 +117,30 @@ impl ApiEmbedder {
         format!("{}-v{}", self.name(), self.version())
     }
 
-    /// The JSON body of one call embedding `texts`, in order.
-    pub fn request_body<S: AsRef<str>>(&self, texts: &[S]) -> String {
-        #[derive(Serialize)]
-        struct Request<'a> {
-            model: &'a str,
-            input: Vec<&'a str>,
-            dimensions: usize,
-            encoding_format: &'static str,
-        }
-        let request = Request {
+    /// The body of one call embedding `texts`, in order (rule 5), for the caller to write as
+    /// JSON (the worker with serde_json, the npm package with `JSON.stringify`).
+    pub fn request<'a, S: AsRef<str>>(&'a self, texts: &'a [S]) -> ApiRequest<'a> {
+        ApiRequest {
             model: &self.model,
             input: texts.iter().map(AsRef::as_ref).collect(),
             dimensions: self.dims,
             encoding_format: "float",
-        };
-        // Serializing strings and integers into a String cannot fail.
-        serde_json::to_string(&request).unwrap_or_default()
+        }
     }
 
     /// The vectors of an answer to a call with `inputs` texts, in input order (rule 6).
-    pub fn parse_response(&self, body: &[u8], inputs: usize) -> Result<Vec<Vec<f32>>, Error> {
+    /// `answer` reads the answer's JSON: serde_json's deserializer over the body (the worker),
+    /// or serde-wasm-bindgen's over `JSON.parse(body)` (the npm package: no JSON parser in the
+    /// wasm, which stays small). An answer that is not JSON is the caller's to report, or to
+    /// pass on as `null`, which is refused here like any other answer that does not fit.
+    pub fn parse_response<'de, D: Deserializer<'de>>(
+        &self,
+        answer: D,
+        inputs: usize,
+    ) -> Result<Vec<Vec<f32>>, Error> {
         #[derive(Deserialize)]
         struct Answer {
+            #[serde(default)]
             data: Option<Vec<Item>>,
         }
         #[derive(Deserialize)]
@@ -136,16 +149,10 @@ impl ApiEmbedder {
             embedding: Option<Vec<f32>>,
         }
         let endpoint = &self.endpoint;
-        let answer: Answer = serde_json::from_slice(body).map_err(|e| {
-            Error::invalid_data(if e.is_data() {
-                format!(
-                    "embeddings API at {endpoint} answered JSON that is not an embeddings response ({e}); it must answer {{\"data\": [{{\"index\": 0, \"embedding\": [numbers]}}]}}, so check MEMLOOM_EMBED_URL points at an OpenAI-compatible /embeddings endpoint"
-                )
-            } else {
-                format!(
-                    "embeddings API at {endpoint} did not answer JSON ({e}); check MEMLOOM_EMBED_URL points at an OpenAI-compatible /embeddings endpoint"
-                )
-            })
+        let answer = Answer::deserialize(answer).map_err(|e| {
+            Error::invalid_data(format!(
+                "embeddings API at {endpoint} did not answer an embeddings response ({e}); it must answer JSON {{\"data\": [{{\"index\": 0, \"embedding\": [numbers]}}]}}, so check MEMLOOM_EMBED_URL points at an OpenAI-compatible /embeddings endpoint"
+            ))
         })?;
         let data = answer.data.unwrap_or_default();
         if data.len() != inputs {
@@ -328,22 +335,25 @@ mod tests {
     }
 
     #[test]
-    fn request_body_of_a_batch() {
+    fn request_of_a_batch() {
         let a = spec("https://h/v1", 3.0).unwrap();
+        let texts = ["a \"quoted\" text", "b"];
         assert_eq!(
-            a.request_body(&["a \"quoted\" text", "b"]),
+            serde_json::to_string(&a.request(&texts)).unwrap(),
             r#"{"model":"m","input":["a \"quoted\" text","b"],"dimensions":3,"encoding_format":"float"}"#
         );
+        let texts = [String::from("x")];
         assert_eq!(
-            a.request_body(&[String::from("x")]),
+            serde_json::to_string(&a.request(&texts)).unwrap(),
             r#"{"model":"m","input":["x"],"dimensions":3,"encoding_format":"float"}"#
         );
     }
 
     fn parse(body: &str, n: usize) -> Result<Vec<Vec<f32>>, String> {
+        let mut json = serde_json::Deserializer::from_str(body);
         spec("https://h/v1", 2.0)
             .unwrap()
-            .parse_response(body.as_bytes(), n)
+            .parse_response(&mut json, n)
             .map_err(|e| e.to_string())
     }
 
@@ -411,8 +421,19 @@ mod tests {
         .unwrap_err();
         assert!(twice.contains("returned index 0 twice"), "{twice}");
         let html = parse("<html>busy</html>", 1).unwrap_err();
-        assert!(html.contains("did not answer JSON"), "{html}");
+        assert!(
+            html.contains("did not answer an embeddings response"),
+            "{html}"
+        );
+        let null = parse("null", 1).unwrap_err();
+        assert!(
+            null.contains("did not answer an embeddings response"),
+            "{null}"
+        );
         let base64 = parse(r#"{"data":[{"index":0,"embedding":"AACAPw=="}]}"#, 1).unwrap_err();
-        assert!(base64.contains("not an embeddings response"), "{base64}");
+        assert!(
+            base64.contains("did not answer an embeddings response"),
+            "{base64}"
+        );
     }
 }
