@@ -3,9 +3,7 @@
 //! request, at the door, and passes the result down; nothing deeper reads `env`. Error texts
 //! name the variable, never its value (a `DATABASE_URL` holds a password).
 
-use memloom_core::embed::{
-    choose_embedder, ApiEmbedder, EmbedderChoice, EmbedderSettings, MAX_API_DIMS,
-};
+use memloom_core::embed::{choose_embedder, EmbedderChoice, EmbedderSettings, MAX_API_DIMS};
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
 
@@ -89,7 +87,7 @@ impl WorkerConfig {
                 ConfigError::with_detail("the MEMLOOM_TOKENS secret is not a valid token map", e)
             }),
         };
-        let embedder = EmbedderConfig::from_vars(
+        let embedder = embedder_from_vars(
             var("MEMLOOM_EMBEDDER").as_deref(),
             var("MEMLOOM_EMBED_URL").as_deref(),
             var("MEMLOOM_EMBED_MODEL").as_deref(),
@@ -228,69 +226,44 @@ pub fn hyperdrive_target(hd: &HyperdriveBinding) -> Result<DbTarget, String> {
 }
 
 /// The query embedder: hash-v1 compiled in, static-v1 (its vocabulary and token rows read from
-/// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API (its rules are
-/// memloom-core's `embed::ApiEmbedder`, shared with the npm package; the worker does the call:
-/// `worker/embed.rs`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EmbedderConfig {
-    Hash,
-    Static,
-    Api(ApiEmbedder),
+/// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API. memloom-core's
+/// type: its rules and identity are the npm package's too; the worker only does the call
+/// (`worker/embed.rs`).
+pub type EmbedderConfig = EmbedderChoice;
+
+/// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
+/// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS`: the npm package's names, and its rule
+/// (memloom-core's `choose_embedder`). Neither: hash-v1.
+pub fn embedder_from_vars(
+    offline: Option<&str>,
+    url: Option<&str>,
+    model: Option<&str>,
+    dims: Option<&str>,
+) -> Result<EmbedderConfig, String> {
+    // A var is text; the core takes the number (as npm's settings give it) and checks it.
+    // Read as a JSON number by serde_json, which the worker links anyway: `str::parse::<f64>`
+    // would add core's decimal-to-float tables, about 17 KB gzipped.
+    let dims = match dims.map(str::trim).filter(|d| !d.is_empty()) {
+        None => None,
+        Some(d) => Some(serde_json::from_str::<f64>(d).map_err(|_| {
+            format!("MEMLOOM_EMBED_DIMS must be the model's dimensions, a whole number from 1 to {MAX_API_DIMS}, not {d:?}")
+        })?),
+    };
+    let settings = EmbedderSettings {
+        name: offline,
+        url,
+        model,
+        dims,
+    };
+    choose_embedder(&settings).map_err(|e| e.to_string())
 }
 
-impl EmbedderConfig {
-    /// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
-    /// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS`: the npm package's names, and its rule
-    /// (memloom-core's `choose_embedder`). Neither: hash-v1.
-    pub fn from_vars(
-        offline: Option<&str>,
-        url: Option<&str>,
-        model: Option<&str>,
-        dims: Option<&str>,
-    ) -> Result<EmbedderConfig, String> {
-        // A var is text; the core takes the number (as npm's settings give it) and checks it.
-        // Read as a JSON number by serde_json, which the worker links anyway: `str::parse::<f64>`
-        // would add core's decimal-to-float tables, about 17 KB gzipped.
-        let dims = match dims.map(str::trim).filter(|d| !d.is_empty()) {
-            None => None,
-            Some(d) => Some(serde_json::from_str::<f64>(d).map_err(|_| {
-                format!("MEMLOOM_EMBED_DIMS must be the model's dimensions, a whole number from 1 to {MAX_API_DIMS}, not {d:?}")
-            })?),
-        };
-        let settings = EmbedderSettings {
-            name: offline,
-            url,
-            model,
-            dims,
-        };
-        Ok(
-            match choose_embedder(&settings).map_err(|e| e.to_string())? {
-                EmbedderChoice::Hash => EmbedderConfig::Hash,
-                EmbedderChoice::Static => EmbedderConfig::Static,
-                EmbedderChoice::Api(api) => EmbedderConfig::Api(api),
-            },
-        )
-    }
-
-    /// `(name, version, dims)` as `memloom_meta` records it.
-    pub fn identity(&self) -> (String, i32, i32) {
-        let (name, version, dims) = match self {
-            EmbedderConfig::Hash => EmbedderChoice::Hash.identity(),
-            EmbedderConfig::Static => EmbedderChoice::Static.identity(),
-            EmbedderConfig::Api(api) => (api.name(), api.version(), api.dims()),
-        };
-        // Versions are small and dims at most MAX_API_DIMS: both fit.
-        (name, version as i32, dims as i32)
-    }
-
-    /// `hash-v1`, `api:text-embedding-3-small-v1`.
-    pub fn label(&self) -> String {
-        match self {
-            EmbedderConfig::Hash => EmbedderChoice::Hash.id(),
-            EmbedderConfig::Static => EmbedderChoice::Static.id(),
-            EmbedderConfig::Api(api) => api.id(),
-        }
-    }
+/// `(name, version, dims)` as `memloom_meta` records them and `memloom_check_embedder` takes
+/// them (SQL integers).
+pub fn sql_identity(embedder: &EmbedderConfig) -> (String, i32, i32) {
+    let (name, version, dims) = embedder.identity();
+    // Versions are small and dims at most MAX_API_DIMS: both fit.
+    (name, version as i32, dims as i32)
 }
 
 #[cfg(test)]
@@ -442,14 +415,14 @@ mod tests {
     // these test the door: the vars reach them, and what comes back.
     #[test]
     fn embedder_defaults_to_hash_v1() {
-        let e = EmbedderConfig::from_vars(None, None, None, None).unwrap();
-        assert_eq!(e.identity(), ("hash".to_string(), 1, 256));
-        assert_eq!(e.label(), "hash-v1");
+        let e = embedder_from_vars(None, None, None, None).unwrap();
+        assert_eq!(sql_identity(&e), ("hash".to_string(), 1, 256));
+        assert_eq!(e.id(), "hash-v1");
     }
 
     #[test]
     fn api_embedder_from_the_vars() {
-        let e = EmbedderConfig::from_vars(
+        let e = embedder_from_vars(
             None,
             Some("https://api.example.com/v1/"),
             Some("m"),
@@ -460,37 +433,37 @@ mod tests {
             panic!("{e:?}")
         };
         assert_eq!(api.endpoint(), "https://api.example.com/v1/embeddings");
-        assert_eq!(e.identity(), ("api:m".to_string(), 1, 3));
-        assert_eq!(e.label(), "api:m-v1");
-        let model = EmbedderConfig::from_vars(None, Some("https://x/v1"), None, Some("3"));
+        assert_eq!(sql_identity(&e), ("api:m".to_string(), 1, 3));
+        assert_eq!(e.id(), "api:m-v1");
+        let model = embedder_from_vars(None, Some("https://x/v1"), None, Some("3"));
         assert!(model.unwrap_err().contains("MEMLOOM_EMBED_MODEL"));
-        let dims = EmbedderConfig::from_vars(None, Some("https://x/v1"), Some("m"), None);
+        let dims = embedder_from_vars(None, Some("https://x/v1"), Some("m"), None);
         assert!(dims.unwrap_err().contains("MEMLOOM_EMBED_DIMS"));
-        let e = EmbedderConfig::from_vars(None, Some("https://x/v1"), Some("m"), Some("many"))
-            .unwrap_err();
+        let e =
+            embedder_from_vars(None, Some("https://x/v1"), Some("m"), Some("many")).unwrap_err();
         assert!(
             e.contains("MEMLOOM_EMBED_DIMS") && e.contains("\"many\""),
             "{e}"
         );
-        let e = EmbedderConfig::from_vars(None, Some("https://x/v1"), Some("m"), Some("16001"))
-            .unwrap_err();
+        let e =
+            embedder_from_vars(None, Some("https://x/v1"), Some("m"), Some("16001")).unwrap_err();
         assert!(e.contains("1 to 16000"), "{e}");
-        assert!(EmbedderConfig::from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
+        assert!(embedder_from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
     }
 
     #[test]
     fn offline_embedders_by_name() {
-        let pick = |n: &str| EmbedderConfig::from_vars(Some(n), None, None, None);
+        let pick = |n: &str| embedder_from_vars(Some(n), None, None, None);
         assert_eq!(pick("static-v1").unwrap(), EmbedderConfig::Static);
         assert_eq!(pick("hash-v1").unwrap(), EmbedderConfig::Hash);
         assert_eq!(
-            EmbedderConfig::Static.identity(),
+            sql_identity(&EmbedderConfig::Static),
             ("static".to_string(), 1, 512)
         );
-        assert_eq!(EmbedderConfig::Static.label(), "static-v1");
+        assert_eq!(EmbedderConfig::Static.id(), "static-v1");
         let e = pick("static-v2").unwrap_err();
         assert!(e.contains("hash-v1, static-v1"), "{e}");
-        let e = EmbedderConfig::from_vars(
+        let e = embedder_from_vars(
             Some("static-v1"),
             Some("https://x/v1"),
             Some("m"),
