@@ -29,8 +29,8 @@ use crate::Error;
 /// vectors would bump it, so old stores refuse the new vectors).
 pub const API_EMBEDDER_VERSION: u32 = 1;
 
-/// The largest `dims` accepted: above every embedding model in use (OpenAI's largest is 3072),
-/// and a bound on what one answer may allocate. pgvector's `vector` type holds up to 16000.
+/// The largest `dims` accepted: pgvector's `vector` type holds up to 16000 dimensions, above
+/// every embedding model in use (OpenAI's largest is 3072).
 pub const MAX_API_DIMS: usize = 16_000;
 
 /// The settings' names, for error texts (the npm package's and the worker's variables).
