@@ -3,6 +3,7 @@
 // WebAssembly.Module) and calls `setReady`; calling a core function before that throws a
 // clear error instead of wasm-bindgen's "cannot read properties of undefined".
 import * as wasm from '../wasm/memloom_wasm.js';
+import { MemloomError } from './errors.js';
 /** @import { Chunk, ChunkOptions, EmbedderInfo, ArmRankings, FuseParams, Fused, Mention, StaticModelData } from './types.js' */
 
 let ready = false;
@@ -125,6 +126,89 @@ export function vectorArrayLiteral(vectors) {
 export function embedderInfo() {
   check();
   return wasm.embedderInfo();
+}
+
+// The API embedder's rules ---------------------------------------------------------------------
+// memloom-core's embed/api.rs and embed/choose.rs (the edge worker calls the same code
+// natively). The HTTP call, its retries and its timeout are the caller's (embedders.js). Their
+// errors are the user's to fix (a setting, the API's answer): MemloomError with the core's text.
+
+/** @typedef {{endpoint: string, model: string, dims: number, id: string, name: string, version: number}} ApiEmbedderSpec */
+
+function userError(call) {
+  try {
+    return call();
+  } catch (e) {
+    throw new MemloomError(e?.message ?? String(e));
+  }
+}
+
+const optionalString = (v) => (v === undefined || v === null ? undefined : String(v));
+
+function optionalNumber(what, v) {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number') throw new MemloomError(`${what} must be a number, not ${JSON.stringify(v)}`);
+  return v;
+}
+
+/**
+ * Checks an API embedder's settings: the endpoint (`url` an API base or a full `.../embeddings`
+ * URL, http or https), the model, the dims (1 to 16000), and the identity a store records.
+ * @param {string | undefined} url
+ * @param {string | undefined} model
+ * @param {number | undefined} dims
+ * @returns {ApiEmbedderSpec}
+ */
+export function apiEmbedderSpec(url, model, dims) {
+  check();
+  const d = optionalNumber('embedding dims', dims);
+  return userError(() => wasm.apiEmbedderSpec(optionalString(url), optionalString(model), d));
+}
+
+/**
+ * The embedder settings select: `{offline: 'hash-v1' | 'static-v1'}` or `{api: spec}`. An
+ * offline name and a url both set is an error; neither: hash-v1.
+ * @param {{name?: string, url?: string, model?: string, dims?: number}} settings
+ * @returns {{offline: string, api?: undefined} | {api: ApiEmbedderSpec, offline?: undefined}}
+ */
+export function chooseEmbedder({ name, url, model, dims }) {
+  check();
+  const d = optionalNumber('embedding dims', dims);
+  return userError(() => wasm.chooseEmbedder(optionalString(name), optionalString(url), optionalString(model), d));
+}
+
+/**
+ * The JSON body of one embeddings call for `texts`.
+ * @param {ApiEmbedderSpec} spec
+ * @param {string[]} texts
+ * @returns {string}
+ */
+export function apiEmbeddingsRequest(spec, texts) {
+  check();
+  if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
+    throw new TypeError('embed(texts): texts must be an array of strings');
+  }
+  return JSON.stringify(userError(() => wasm.apiEmbeddingsRequest(spec.endpoint, spec.model, spec.dims, texts)));
+}
+
+/**
+ * The vectors of an embeddings answer (its body's text) to a call with `inputs` texts, in input
+ * order; a wrong count, dims or index is an error saying what to fix. (JSON.parse here: the wasm
+ * carries no JSON parser; a body that is not JSON goes to the core as null, refused there.)
+ * @param {ApiEmbedderSpec} spec
+ * @param {string} body
+ * @param {number} inputs
+ * @returns {Float32Array[]}
+ */
+export function apiEmbeddingsResponse(spec, body, inputs) {
+  check();
+  let answer = null;
+  try {
+    answer = JSON.parse(body);
+  } catch {
+    /* not JSON: the core says what it must be */
+  }
+  return userError(() => wasm.apiEmbeddingsResponse(spec.endpoint, spec.model, spec.dims, answer, inputs));
 }
 
 // static-v1 -------------------------------------------------------------------------------------

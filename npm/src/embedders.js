@@ -6,8 +6,21 @@
 //   all-MiniLM-L6-v2 (its token table, data/static-v1.bin, loads on first use) joined with
 //   hash-v1's features; cosine = 0.5 static + 0.5 hash-v1. 512 dimensions.
 // - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,
-//   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout.
-import { embedBatch, embedderInfo, embedStaticBatch, loadStaticModel, staticEmbedderInfo, staticTableBytes } from './core.js';
+//   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout. Its
+//   rules (settings, endpoint, identity, request, response) are memloom-core's embed/api.rs.
+import {
+  apiEmbedderSpec,
+  apiEmbeddingsRequest,
+  apiEmbeddingsResponse,
+  chooseEmbedder,
+  embedBatch,
+  embedderInfo,
+  embedStaticBatch,
+  isReady,
+  loadStaticModel,
+  staticEmbedderInfo,
+  staticTableBytes,
+} from './core.js';
 import { MemloomError } from './errors.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
 /** @import { Embedder, StaticEmbedderOptions, ApiEmbedderOptions, Env } from './types.js' */
@@ -77,18 +90,18 @@ export function apiEmbedder(options) {
   const given = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
   const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
   const fetchImpl = options?.fetch ?? globalThis.fetch;
-  if (!url || !model || !dims) {
-    throw new MemloomError(
-      'the embeddings API needs url, model and dims (MEMLOOM_EMBED_URL, MEMLOOM_EMBED_MODEL, MEMLOOM_EMBED_DIMS)',
-    );
-  }
-  if (!Number.isInteger(dims) || dims <= 0) {
-    throw new MemloomError(`embedding dims must be a positive integer, not ${dims}`);
-  }
-  const endpoint = /\/embeddings\/?$/.test(url) ? url : `${url.replace(/\/+$/, '')}/embeddings`;
+  // The rules (settings, endpoint, identity, request and response) are memloom-core's
+  // (embed/api.rs), shared with the edge worker; this function does the HTTP. They run in the
+  // wasm: checked here when it is loaded (Node and workerd load it at import), else on first
+  // use, since a browser page may make the embedder before `await init()`.
+  /** @type {import('./core.js').ApiEmbedderSpec | undefined} */
+  let checked;
+  const spec = () => (checked ??= apiEmbedderSpec(url, model, dims));
+  if (isReady()) spec();
 
   async function post(input) {
-    const body = JSON.stringify({ model, input, dimensions: dims, encoding_format: 'float' });
+    const { endpoint } = spec();
+    const body = apiEmbeddingsRequest(spec(), input);
     const headers = { 'content-type': 'application/json' };
     if (apiKey) headers.authorization = `Bearer ${apiKey}`;
     let lastError;
@@ -109,24 +122,7 @@ export function apiEmbedder(options) {
         continue;
       }
       if (res.ok) {
-        const json = await res.json().catch(() => null);
-        const data = json?.data;
-        if (!Array.isArray(data) || data.length !== input.length) {
-          throw new MemloomError(
-            `embeddings API at ${endpoint} returned ${Array.isArray(data) ? data.length : 'no'} embeddings for ${input.length} inputs`,
-          );
-        }
-        const out = new Array(input.length);
-        for (const [i, d] of data.entries()) {
-          const v = d?.embedding;
-          if (!Array.isArray(v) || v.length !== dims) {
-            throw new MemloomError(
-              `embeddings API returned ${Array.isArray(v) ? v.length : 'no'} dimensions, expected ${dims}; set MEMLOOM_EMBED_DIMS to the model's size, or use a model that accepts "dimensions"`,
-            );
-          }
-          out[Number.isInteger(d.index) ? d.index : i] = Float32Array.from(v);
-        }
-        return out;
+        return apiEmbeddingsResponse(spec(), await res.text().catch(() => ''), input.length);
       }
       const text = await res.text().catch(() => '');
       const detail = text.slice(0, 300).replace(/\s+/g, ' ');
@@ -147,10 +143,18 @@ export function apiEmbedder(options) {
   }
 
   return {
-    id: `api:${model}-v1`,
-    name: `api:${model}`,
-    version: 1,
-    dims,
+    get id() {
+      return spec().id; // api:<model>-v1
+    },
+    get name() {
+      return spec().name; // memloom_meta records name api:<model>, version 1
+    },
+    get version() {
+      return spec().version;
+    },
+    get dims() {
+      return spec().dims;
+    },
     async embed(texts) {
       const out = [];
       for (let i = 0; i < texts.length; i += batchSize) {
@@ -180,16 +184,12 @@ export function embedderFromEnv(env = process.env) {
  * @param {{apiKeyFallback?: string}} [opts]
  */
 export function embedderFromSettings(s, { apiKeyFallback } = {}) {
-  if (s.url && s.name) {
-    throw new MemloomError(`both the ${s.name} embedder and MEMLOOM_EMBED_URL (embedder.url) are set; unset one of them`);
-  }
-  if (!s.url) {
-    const make = OFFLINE_EMBEDDERS[s.name ?? 'hash-v1'];
-    if (!make) {
-      throw new MemloomError(
-        `unknown embedder ${JSON.stringify(s.name)} (MEMLOOM_EMBEDDER / --embedder); the offline ones are ${Object.keys(OFFLINE_EMBEDDERS).join(', ')}, and MEMLOOM_EMBED_URL selects an embeddings API`,
-      );
-    }
+  // Which embedder the settings select is memloom-core's rule (embed/choose.rs), shared with the
+  // edge worker: an offline name and a url both set is an error, neither is hash-v1.
+  const choice = chooseEmbedder(s);
+  if (choice.offline !== undefined) {
+    const make = OFFLINE_EMBEDDERS[choice.offline];
+    if (!make) throw new MemloomError(`the ${choice.offline} embedder is not in this build of the memloom package`);
     return make();
   }
   return apiEmbedder({ url: s.url, apiKey: s.apiKey ?? apiKeyFallback, model: s.model, dims: s.dims, timeoutMs: s.timeoutMs });

@@ -10,3 +10,19 @@ test('calling the core before init throws a clear error', () => {
   }
   assert.match(NOT_READY_MESSAGE, /await init\(\)/);
 });
+
+test('an API embedder made before init checks its settings once the wasm is loaded', async () => {
+  // A browser page may call apiEmbedder() before `await init()`: making it must not throw, and
+  // its rules (memloom-core's) run on first use.
+  const { apiEmbedder } = await import('../src/embedders.js');
+  const good = apiEmbedder({ url: 'http://127.0.0.1:1/v1/', model: 'm', dims: 3 });
+  const bad = apiEmbedder({ url: 'ftp://127.0.0.1/v1', model: 'm', dims: 3 });
+  assert.throws(() => good.id, (e) => e.message === NOT_READY_MESSAGE);
+  const { readFileSync } = await import('node:fs');
+  const { initSync } = await import('../wasm/memloom_wasm.js');
+  const { setReady } = await import('../src/core.js');
+  initSync({ module: readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)) });
+  setReady();
+  assert.deepEqual([good.id, good.name, good.version, good.dims], ['api:m-v1', 'api:m', 1, 3]);
+  assert.throws(() => bad.id, (e) => e.name === 'MemloomError' && /http:\/\/ or https:\/\//.test(e.message));
+});

@@ -3,7 +3,7 @@
 //! request, at the door, and passes the result down; nothing deeper reads `env`. Error texts
 //! name the variable, never its value (a `DATABASE_URL` holds a password).
 
-use serde::Deserialize;
+use memloom_core::embed::{choose_embedder, EmbedderChoice, EmbedderSettings, MAX_API_DIMS};
 use tokio_postgres::config::{Host, SslMode};
 use tokio_postgres::Config;
 
@@ -87,7 +87,7 @@ impl WorkerConfig {
                 ConfigError::with_detail("the MEMLOOM_TOKENS secret is not a valid token map", e)
             }),
         };
-        let embedder = EmbedderConfig::from_vars(
+        let embedder = embedder_from_vars(
             var("MEMLOOM_EMBEDDER").as_deref(),
             var("MEMLOOM_EMBED_URL").as_deref(),
             var("MEMLOOM_EMBED_MODEL").as_deref(),
@@ -226,133 +226,44 @@ pub fn hyperdrive_target(hd: &HyperdriveBinding) -> Result<DbTarget, String> {
 }
 
 /// The query embedder: hash-v1 compiled in, static-v1 (its vocabulary and token rows read from
-/// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EmbedderConfig {
-    Hash,
-    Static,
-    Api {
-        endpoint: String,
-        model: String,
-        dims: usize,
-    },
+/// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API. memloom-core's
+/// type: its rules and identity are the npm package's too; the worker only does the call
+/// (`worker/embed.rs`).
+pub type EmbedderConfig = EmbedderChoice;
+
+/// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
+/// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS`: the npm package's names, and its rule
+/// (memloom-core's `choose_embedder`). Neither: hash-v1.
+pub fn embedder_from_vars(
+    offline: Option<&str>,
+    url: Option<&str>,
+    model: Option<&str>,
+    dims: Option<&str>,
+) -> Result<EmbedderConfig, String> {
+    // A var is text; the core takes the number (as npm's settings give it) and checks it.
+    // Read as a JSON number by serde_json, which the worker links anyway: `str::parse::<f64>`
+    // would add core's decimal-to-float tables, about 17 KB gzipped.
+    let dims = match dims.map(str::trim).filter(|d| !d.is_empty()) {
+        None => None,
+        Some(d) => Some(serde_json::from_str::<f64>(d).map_err(|_| {
+            format!("MEMLOOM_EMBED_DIMS must be the model's dimensions, a whole number from 1 to {MAX_API_DIMS}, not {d:?}")
+        })?),
+    };
+    let settings = EmbedderSettings {
+        name: offline,
+        url,
+        model,
+        dims,
+    };
+    choose_embedder(&settings).map_err(|e| e.to_string())
 }
 
-impl EmbedderConfig {
-    /// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
-    /// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS` (the same names and rules as the npm
-    /// package). Neither: hash-v1.
-    pub fn from_vars(
-        offline: Option<&str>,
-        url: Option<&str>,
-        model: Option<&str>,
-        dims: Option<&str>,
-    ) -> Result<EmbedderConfig, String> {
-        let url = url.map(str::trim).filter(|u| !u.is_empty());
-        if let Some(name) = offline.map(str::trim).filter(|n| !n.is_empty()) {
-            let chosen = match name {
-                "hash-v1" => EmbedderConfig::Hash,
-                "static-v1" => EmbedderConfig::Static,
-                _ => {
-                    return Err(format!(
-                        "unknown embedder {name:?} (MEMLOOM_EMBEDDER); the offline ones are hash-v1, static-v1, and MEMLOOM_EMBED_URL selects an embeddings API"
-                    ))
-                }
-            };
-            if url.is_some() {
-                return Err(format!(
-                    "both the {name} embedder and MEMLOOM_EMBED_URL are set; unset one of them"
-                ));
-            }
-            return Ok(chosen);
-        }
-        let Some(url) = url else {
-            return Ok(EmbedderConfig::Hash);
-        };
-        let model = model.map(str::trim).filter(|m| !m.is_empty()).ok_or(
-            "MEMLOOM_EMBED_URL is set but MEMLOOM_EMBED_MODEL is not; set both (and MEMLOOM_EMBED_DIMS)",
-        )?;
-        let dims = dims
-            .and_then(|d| d.trim().parse::<usize>().ok())
-            .filter(|d| (1..=16_000).contains(d))
-            .ok_or("MEMLOOM_EMBED_DIMS must be the model's dimensions (1 to 16000)")?;
-        if !url.starts_with("https://") && !url.starts_with("http://") {
-            return Err("MEMLOOM_EMBED_URL must be an http(s) URL".into());
-        }
-        let endpoint = if url.trim_end_matches('/').ends_with("/embeddings") {
-            url.trim_end_matches('/').to_string()
-        } else {
-            format!("{}/embeddings", url.trim_end_matches('/'))
-        };
-        Ok(EmbedderConfig::Api {
-            endpoint,
-            model: model.to_string(),
-            dims,
-        })
-    }
-
-    /// `(name, version, dims)` as `memloom_meta` records it.
-    pub fn identity(&self) -> (String, i32, i32) {
-        match self {
-            EmbedderConfig::Hash => {
-                let h = memloom_core::HASH_V1;
-                (h.name.to_string(), h.version as i32, h.dims as i32)
-            }
-            EmbedderConfig::Static => {
-                let s = memloom_core::STATIC_V1;
-                (s.name.to_string(), s.version as i32, s.dims as i32)
-            }
-            EmbedderConfig::Api { model, dims, .. } => (format!("api:{model}"), 1, *dims as i32),
-        }
-    }
-
-    /// `hash-v1`, `api:text-embedding-3-small-v1`.
-    pub fn label(&self) -> String {
-        let (name, version, _) = self.identity();
-        format!("{name}-v{version}")
-    }
-
-    /// The JSON body of one embeddings call.
-    pub fn request_body(&self, text: &str) -> Option<String> {
-        match self {
-            EmbedderConfig::Hash | EmbedderConfig::Static => None,
-            EmbedderConfig::Api { model, dims, .. } => Some(
-                serde_json::json!({
-                    "model": model, "input": [text], "dimensions": dims, "encoding_format": "float"
-                })
-                .to_string(),
-            ),
-        }
-    }
-}
-
-#[derive(Deserialize)]
-struct EmbeddingsResponse {
-    data: Vec<EmbeddingItem>,
-}
-
-#[derive(Deserialize)]
-struct EmbeddingItem {
-    embedding: Vec<f32>,
-}
-
-/// The one vector of an OpenAI-compatible `/embeddings` answer, checked against `dims`.
-pub fn parse_embedding(body: &[u8], dims: usize) -> Result<Vec<f32>, String> {
-    let resp: EmbeddingsResponse = serde_json::from_slice(body)
-        .map_err(|e| format!("the embeddings API answered with unexpected JSON: {e}"))?;
-    let v = resp
-        .data
-        .into_iter()
-        .next()
-        .ok_or("the embeddings API returned no embedding")?
-        .embedding;
-    if v.len() != dims {
-        return Err(format!(
-            "the embeddings API returned {} dimensions, expected {dims}",
-            v.len()
-        ));
-    }
-    Ok(v)
+/// `(name, version, dims)` as `memloom_meta` records them and `memloom_check_embedder` takes
+/// them (SQL integers).
+pub fn sql_identity(embedder: &EmbedderConfig) -> (String, i32, i32) {
+    let (name, version, dims) = embedder.identity();
+    // Versions are small and dims at most MAX_API_DIMS: both fit.
+    (name, version as i32, dims as i32)
 }
 
 #[cfg(test)]
@@ -500,50 +411,59 @@ mod tests {
         assert_eq!(t.config.get_ssl_mode(), SslMode::Prefer);
     }
 
+    // The rules themselves are memloom-core's (embed/api.rs, embed/choose.rs) and tested there;
+    // these test the door: the vars reach them, and what comes back.
     #[test]
     fn embedder_defaults_to_hash_v1() {
-        let e = EmbedderConfig::from_vars(None, None, None, None).unwrap();
-        assert_eq!(e.identity(), ("hash".to_string(), 1, 256));
-        assert_eq!(e.label(), "hash-v1");
-        assert_eq!(e.request_body("x"), None);
+        let e = embedder_from_vars(None, None, None, None).unwrap();
+        assert_eq!(sql_identity(&e), ("hash".to_string(), 1, 256));
+        assert_eq!(e.id(), "hash-v1");
     }
 
     #[test]
-    fn api_embedder_needs_model_and_dims() {
-        let e = EmbedderConfig::from_vars(
+    fn api_embedder_from_the_vars() {
+        let e = embedder_from_vars(
             None,
             Some("https://api.example.com/v1/"),
             Some("m"),
-            Some("3"),
+            Some(" 3 "),
         )
         .unwrap();
-        assert_eq!(
-            e,
-            EmbedderConfig::Api {
-                endpoint: "https://api.example.com/v1/embeddings".into(),
-                model: "m".into(),
-                dims: 3
-            }
+        let EmbedderConfig::Api(api) = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(api.endpoint(), "https://api.example.com/v1/embeddings");
+        assert_eq!(sql_identity(&e), ("api:m".to_string(), 1, 3));
+        assert_eq!(e.id(), "api:m-v1");
+        let model = embedder_from_vars(None, Some("https://x/v1"), None, Some("3"));
+        assert!(model.unwrap_err().contains("MEMLOOM_EMBED_MODEL"));
+        let dims = embedder_from_vars(None, Some("https://x/v1"), Some("m"), None);
+        assert!(dims.unwrap_err().contains("MEMLOOM_EMBED_DIMS"));
+        let e =
+            embedder_from_vars(None, Some("https://x/v1"), Some("m"), Some("many")).unwrap_err();
+        assert!(
+            e.contains("MEMLOOM_EMBED_DIMS") && e.contains("\"many\""),
+            "{e}"
         );
-        assert_eq!(e.label(), "api:m-v1");
-        assert!(EmbedderConfig::from_vars(None, Some("https://x/v1"), None, Some("3")).is_err());
-        assert!(EmbedderConfig::from_vars(None, Some("https://x/v1"), Some("m"), None).is_err());
-        assert!(EmbedderConfig::from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
+        let e =
+            embedder_from_vars(None, Some("https://x/v1"), Some("m"), Some("16001")).unwrap_err();
+        assert!(e.contains("1 to 16000"), "{e}");
+        assert!(embedder_from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
     }
 
     #[test]
     fn offline_embedders_by_name() {
-        let pick = |n: &str| EmbedderConfig::from_vars(Some(n), None, None, None);
+        let pick = |n: &str| embedder_from_vars(Some(n), None, None, None);
         assert_eq!(pick("static-v1").unwrap(), EmbedderConfig::Static);
         assert_eq!(pick("hash-v1").unwrap(), EmbedderConfig::Hash);
         assert_eq!(
-            EmbedderConfig::Static.identity(),
+            sql_identity(&EmbedderConfig::Static),
             ("static".to_string(), 1, 512)
         );
-        assert_eq!(EmbedderConfig::Static.label(), "static-v1");
+        assert_eq!(EmbedderConfig::Static.id(), "static-v1");
         let e = pick("static-v2").unwrap_err();
         assert!(e.contains("hash-v1, static-v1"), "{e}");
-        let e = EmbedderConfig::from_vars(
+        let e = embedder_from_vars(
             Some("static-v1"),
             Some("https://x/v1"),
             Some("m"),
@@ -551,14 +471,5 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("unset one"), "{e}");
-    }
-
-    #[test]
-    fn embedding_answers_are_checked() {
-        let ok = br#"{"data":[{"index":0,"embedding":[0.5,0.25,1]}]}"#;
-        assert_eq!(parse_embedding(ok, 3).unwrap(), vec![0.5, 0.25, 1.0]);
-        assert!(parse_embedding(ok, 4).unwrap_err().contains("expected 4"));
-        assert!(parse_embedding(br#"{"data":[]}"#, 3).is_err());
-        assert!(parse_embedding(b"<html>", 3).is_err());
     }
 }

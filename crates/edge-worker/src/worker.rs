@@ -15,7 +15,7 @@ use worker::{Context, Env};
 
 use crate::api::{self, DatabaseHealth, EmbedderHealth, HealthResponse, MemoryResponse};
 use crate::auth;
-use crate::config::{HyperdriveBinding, WorkerConfig};
+use crate::config::{sql_identity, HyperdriveBinding, WorkerConfig};
 use crate::error::ApiError;
 use crate::log::RequestLog;
 use crate::route::{route, Route};
@@ -132,7 +132,7 @@ async fn handle_recall(
     let recall = api::parse_recall(body)?;
     let (rows, embedder, embed_ms) = store::recall(cx, &recall, namespace).await?;
     let explain = recall.explain(
-        embedder.label(),
+        embedder.id(),
         embed_ms,
         cx.log.query_ms.unwrap_or(0),
         Some(cx.log.connect_ms.unwrap_or(0)),
@@ -168,7 +168,7 @@ async fn handle_health(cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
     let (status, body) = match meta {
         Ok((name, version, dims, schema)) => {
             let store = (name, version, dims);
-            let matches = store == embedder.identity();
+            let matches = store == sql_identity(&embedder);
             let health = HealthResponse {
                 status: "ok",
                 database: DatabaseHealth {
@@ -177,7 +177,7 @@ async fn handle_health(cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
                     schema_version: Some(schema),
                 },
                 embedder: EmbedderHealth {
-                    worker: embedder.label(),
+                    worker: embedder.id(),
                     store: Some(format!("{}-v{} ({} dimensions)", store.0, store.1, store.2)),
                     matches: Some(matches),
                 },
@@ -194,7 +194,7 @@ async fn handle_health(cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
                     schema_version: None,
                 },
                 embedder: EmbedderHealth {
-                    worker: embedder.label(),
+                    worker: embedder.id(),
                     store: None,
                     matches: None,
                 },

@@ -4,7 +4,9 @@
 //!
 //! The modules follow the pipeline:
 //! - [`chunk`]: markdown / plain text -> chunks with heading breadcrumbs;
-//! - [`embed`]: the deterministic offline embedders, `hash-v1` and `static-v1`;
+//! - [`embed`]: the deterministic offline embedders, `hash-v1` and `static-v1`, and the rules
+//!   of an OpenAI-compatible embeddings API (which embedder the settings select, its request
+//!   and response);
 //! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms.
 
 pub mod chunk;
@@ -14,7 +16,10 @@ mod error;
 pub mod fuse;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
-pub use embed::{embed, EmbedderInfo, StaticModel, HASH_V1, STATIC_V1};
+pub use embed::{
+    choose_embedder, embed, ApiEmbedder, EmbedderChoice, EmbedderInfo, EmbedderSettings,
+    StaticModel, HASH_V1, STATIC_V1,
+};
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
 pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};

@@ -149,6 +149,104 @@ pub fn static_embedder_info() -> Result<JsValue, JsError> {
     info_js(core::STATIC_V1)
 }
 
+/// An API embedder as JS sees it: what to POST where, and the identity a store records.
+#[derive(Serialize)]
+struct JsApiEmbedder {
+    endpoint: String,
+    model: String,
+    dims: usize,
+    id: String,
+    name: String,
+    version: u32,
+}
+
+fn api_js(api: &core::ApiEmbedder) -> JsApiEmbedder {
+    JsApiEmbedder {
+        endpoint: api.endpoint().to_string(),
+        model: api.model().to_string(),
+        dims: api.dims(),
+        id: api.id(),
+        name: api.name(),
+        version: api.version(),
+    }
+}
+
+/// Checks an API embedder's settings (`url`, `model`, `dims`; unset: `undefined`) into
+/// `{ endpoint, model, dims, id, name, version }`.
+#[wasm_bindgen(js_name = apiEmbedderSpec)]
+pub fn api_embedder_spec(
+    url: Option<String>,
+    model: Option<String>,
+    dims: Option<f64>,
+) -> Result<JsValue, JsError> {
+    let api = core::ApiEmbedder::new(url.as_deref(), model.as_deref(), dims).map_err(core_err)?;
+    to_js(&api_js(&api))
+}
+
+/// The embedder the settings select: `{ offline: "hash-v1" | "static-v1" }` or `{ api: spec }`
+/// (the spec as `apiEmbedderSpec` gives it).
+#[wasm_bindgen(js_name = chooseEmbedder)]
+pub fn choose_embedder(
+    name: Option<String>,
+    url: Option<String>,
+    model: Option<String>,
+    dims: Option<f64>,
+) -> Result<JsValue, JsError> {
+    #[derive(Serialize)]
+    #[serde(rename_all = "lowercase")]
+    enum JsChoice {
+        Offline(String),
+        Api(JsApiEmbedder),
+    }
+    let choice = core::choose_embedder(&core::EmbedderSettings {
+        name: name.as_deref(),
+        url: url.as_deref(),
+        model: model.as_deref(),
+        dims,
+    })
+    .map_err(core_err)?;
+    to_js(&match &choice {
+        core::EmbedderChoice::Api(api) => JsChoice::Api(api_js(api)),
+        offline => JsChoice::Offline(offline.id()),
+    })
+}
+
+/// The spec `apiEmbedderSpec` returned, checked again (its endpoint is its own endpoint).
+fn api_of(endpoint: &str, model: &str, dims: f64) -> Result<core::ApiEmbedder, JsError> {
+    core::ApiEmbedder::new(Some(endpoint), Some(model), Some(dims)).map_err(core_err)
+}
+
+/// The body of one embeddings call for `texts`, as a plain object for `JSON.stringify`.
+#[wasm_bindgen(js_name = apiEmbeddingsRequest)]
+pub fn api_embeddings_request(
+    endpoint: &str,
+    model: &str,
+    dims: f64,
+    texts: Vec<String>,
+) -> Result<JsValue, JsError> {
+    to_js(&api_of(endpoint, model, dims)?.request(&texts))
+}
+
+/// The vectors of an embeddings answer (`JSON.parse` of its body; `null` when it was not JSON)
+/// to a call with `inputs` texts: one `Float32Array` per input, in input order. Read from the
+/// JS value, so the wasm carries no JSON parser.
+#[wasm_bindgen(js_name = apiEmbeddingsResponse)]
+pub fn api_embeddings_response(
+    endpoint: &str,
+    model: &str,
+    dims: f64,
+    answer: JsValue,
+    inputs: usize,
+) -> Result<Vec<js_sys::Float32Array>, JsError> {
+    let vectors = api_of(endpoint, model, dims)?
+        .parse_response(serde_wasm_bindgen::Deserializer::from(answer), inputs)
+        .map_err(core_err)?;
+    Ok(vectors
+        .iter()
+        .map(|v| js_sys::Float32Array::from(v.as_slice()))
+        .collect())
+}
+
 /// Fusion parameters as JS passes them: every field optional, defaults from the core.
 #[derive(Deserialize, Default)]
 struct JsFuseParams {

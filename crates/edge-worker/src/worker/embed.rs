@@ -2,7 +2,8 @@
 //! static-v1 with its token rows in the store (the table is 7.8 MB, too big for the bundle: the
 //! worker tokenizes, `memloom_static_accumulate` sums exactly, the core finishes, so the vector
 //! is the same bits as the npm build's), or one call of the configured OpenAI-compatible API
-//! (its key from the configuration read at the door).
+//! (its key from the configuration read at the door; the request body and the answer's checks are
+//! memloom-core's `ApiEmbedder`, the npm package's too: this file only does the call).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -13,7 +14,7 @@ use memloom_core::embed::{
 };
 use tokio_postgres::Client;
 
-use crate::config::{self, EmbedderConfig, DEFAULT_EMBED_TIMEOUT_MS};
+use crate::config::{EmbedderConfig, DEFAULT_EMBED_TIMEOUT_MS};
 use crate::error::embedder_mismatch;
 use crate::log::RequestLog;
 use crate::ApiError;
@@ -27,12 +28,12 @@ pub(crate) async fn embed_query(
     text: &str,
     log: &mut RequestLog,
 ) -> Result<Vec<f32>, ApiError> {
-    let (endpoint, dims) = match embedder {
+    let api = match embedder {
         EmbedderConfig::Hash => return Ok(memloom_core::embed(text)),
         EmbedderConfig::Static => {
             unreachable!("static-v1 embeds with the store's table: embed_static")
         }
-        EmbedderConfig::Api { endpoint, dims, .. } => (endpoint, dims),
+        EmbedderConfig::Api(api) => api,
     };
     let failed = |detail: String, log: &mut RequestLog| {
         log.detail = Some(detail);
@@ -42,13 +43,17 @@ pub(crate) async fn embed_query(
             "the embeddings API did not return a usable embedding; retry, or check the worker's MEMLOOM_EMBED_* settings",
         )
     };
-    let body = embedder.request_body(text).unwrap_or_default();
-    let (status, bytes) =
-        match timeout(DEFAULT_EMBED_TIMEOUT_MS, post_json(endpoint, &body, key)).await {
-            Some(Ok(answer)) => answer,
-            Some(Err(e)) => return Err(failed(format!("embeddings API: {e}"), log)),
-            None => return Err(failed("embeddings API timed out".into(), log)),
-        };
+    let body = serde_json::to_string(&api.request(&[text])).unwrap_or_default();
+    let (status, bytes) = match timeout(
+        DEFAULT_EMBED_TIMEOUT_MS,
+        post_json(api.endpoint(), &body, key),
+    )
+    .await
+    {
+        Some(Ok(answer)) => answer,
+        Some(Err(e)) => return Err(failed(format!("embeddings API: {e}"), log)),
+        None => return Err(failed("embeddings API timed out".into(), log)),
+    };
     if status != 200 {
         let detail = String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).to_string();
         return Err(failed(
@@ -56,7 +61,10 @@ pub(crate) async fn embed_query(
             log,
         ));
     }
-    config::parse_embedding(&bytes, *dims).map_err(|e| failed(e, log))
+    match api.parse_response(&mut serde_json::Deserializer::from_slice(&bytes), 1) {
+        Ok(mut vectors) => Ok(vectors.swap_remove(0)),
+        Err(e) => Err(failed(e.to_string(), log)),
+    }
 }
 
 thread_local! {

@@ -14,7 +14,7 @@ use worker::postgres_tls::PassthroughTls;
 use worker::{Delay, SecureTransport, Socket};
 
 use crate::api;
-use crate::config::{Database, EmbedderConfig};
+use crate::config::{sql_identity, Database, EmbedderConfig};
 use crate::error::{self, ApiError};
 
 use super::context::{now, timeout, RequestCx};
@@ -40,7 +40,7 @@ pub(crate) async fn recall(
     let t = now();
     let ready = embed_before_connecting(cx, &embedder, &recall.query).await?;
     let mut embed_ms = now().saturating_sub(t);
-    let identity = embedder.identity();
+    let identity = sql_identity(&embedder);
     let (rows, static_ms) = with_db(cx, Some(namespace), |client| async move {
         let Some(embedding) = ready else {
             let t = now();
@@ -97,7 +97,7 @@ pub(crate) async fn remember(
     let t = now();
     let ready = embed_before_connecting(cx, &embedder, &memory.text).await?;
     cx.log.embed_ms = Some(now().saturating_sub(t));
-    let identity = embedder.identity();
+    let identity = sql_identity(&embedder);
     let ns = namespace.to_string();
     let (text, key, at) = (memory.text.clone(), memory.key.clone(), memory.at.clone());
     with_db_write(cx, namespace, |client| {

@@ -1,5 +1,7 @@
-//! The offline embedders. This file: `hash-v1`, a deterministic text embedder (feature hashing).
+//! The embedders. This file: `hash-v1`, a deterministic text embedder (feature hashing).
 //! `static_v1.rs`: `static-v1`, a static model distilled from all-MiniLM-L6-v2 plus hash-v1.
+//! `api.rs`: the rules of an OpenAI-compatible embeddings API (settings, identity, request and
+//! response; the HTTP call is the caller's). `choose.rs`: which one the settings select.
 //!
 //! It gives no understanding of meaning beyond shared words, but it needs no model, runs
 //! anywhere, and its vectors are bit-identical natively, in Node, in browsers and in the edge
@@ -31,12 +33,16 @@
 //! 9. **L2-normalise**: divide each component by `sqrt(sum of squares)` (summed in index order,
 //!    in `f64`) and round it to `f32`.
 
+mod api;
 mod bert_chars;
+mod choose;
 mod features;
 mod static_v1;
 mod stopwords;
 mod wordpiece;
 
+pub use api::{ApiEmbedder, API_EMBEDDER_VERSION, MAX_API_DIMS};
+pub use choose::{choose_embedder, EmbedderChoice, EmbedderSettings, OFFLINE_EMBEDDERS};
 pub use static_v1::{
     accumulate_rows as accumulate_static_rows, finish as finish_static, StaticModel,
     StaticTokenizer, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS, STATIC_V1_TABLE_CHECKSUM,
