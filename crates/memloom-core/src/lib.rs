@@ -5,16 +5,20 @@
 //! The modules follow the pipeline:
 //! - [`chunk`]: markdown / plain text -> chunks with heading breadcrumbs;
 //! - [`embed`]: the deterministic offline embedders, `hash-v1` and `static-v1`;
-//! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms.
+//! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms, and each arm's explain term;
+//! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer.
 
 pub mod chunk;
 pub mod embed;
 pub mod entity;
 mod error;
 pub mod fuse;
+pub mod recall_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{embed, EmbedderInfo, StaticModel, HASH_V1, STATIC_V1};
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
-pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};
+pub use fuse::{
+    explain_terms, fuse, ArmRankings, ArmTerm, ArmTerms, FuseParams, Fused, Ranks, Weights,
+};
