@@ -197,9 +197,9 @@ export function citation(hit) {
  * @param {{ id: number, key: string | null, version: number }} remembered
  * @returns {string}
  */
-export function rememberedText(remembered) {
+export function rememberedText({ id, key, version }) {
   check();
-  return wasm.rememberedText(remembered);
+  return wasm.rememberedText(key ?? undefined, id, version);
 }
 
 // static-v1 -------------------------------------------------------------------------------------

@@ -87,15 +87,6 @@ pub fn format_recall(query: &str, hits: &[Hit<'_>]) -> String {
         if n == 1 { "" } else { "s" }
     );
     for (i, h) in hits.iter().enumerate() {
-        let ranks = [h.ranks.vector, h.ranks.keyword, h.ranks.entity]
-            .iter()
-            .zip(ARMS)
-            .map(|(r, arm)| match r {
-                Some(r) => format!("{arm} {r}"),
-                None => format!("{arm} -"),
-            })
-            .collect::<Vec<_>>()
-            .join(", ");
         // A chunk's content starts with its breadcrumb (what is embedded and searched); the
         // citation already says it.
         let content: &str = &h.content;
@@ -107,13 +98,25 @@ pub fn format_recall(query: &str, hits: &[Hit<'_>]) -> String {
             _ => content,
         };
         out.push_str(&format!(
-            "\n\n[{}] {}\nrrfScore {} · similarity {} · ranks: {ranks}\n{}",
+            "\n\n[{}] {}\nrrfScore {} · similarity {} · ranks: ",
             i + 1,
             citation(h),
             to_fixed(h.rrf_score, 4),
             to_fixed(h.similarity, 3),
-            js_trim(body)
         ));
+        let ranks = [h.ranks.vector, h.ranks.keyword, h.ranks.entity];
+        for (j, (arm, rank)) in ARMS.iter().zip(ranks).enumerate() {
+            if j > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(arm);
+            match rank {
+                Some(r) => out.push_str(&format!(" {r}")),
+                None => out.push_str(" -"),
+            }
+        }
+        out.push('\n');
+        out.push_str(js_trim(body));
     }
     out
 }
@@ -137,12 +140,15 @@ pub fn remembered_text(key: Option<&str>, id: i64, version: i64) -> String {
 /// `x.toFixed(digits)` writes it: the exact value of the double rounded half up (a tie, such as
 /// 0.03125 to 4 decimals, goes to the larger magnitude: `0.0313`, where Rust's `{:.4}` rounds
 /// half to even: `0.0312`); a negative value keeps its sign even when it rounds to zero
-/// (`-0.000`), negative zero has none (`0.000`); `NaN`, `Infinity`, `-Infinity`; from 1e21 on,
-/// the shortest form with an exponent (`1e+21`).
+/// (`-0.000`), negative zero has none (`0.000`); `NaN`, `Infinity`, `-Infinity`. One exception:
+/// from 1e21 on, where toFixed switches to the shortest form with an exponent (`1e+21`), this
+/// goes on writing the digits (`1000000000000000000000.00`); no score or similarity
+/// comes near 1e21, and the shortest-digits algorithm would cost the wasm about 3 KB gzipped.
 ///
-/// Integer arithmetic on the double's bits, not Rust's float formatting: `x = m * 2^e`, so
-/// `x * 10^d = m * 10^d / 2^-e` is exact in `u128` (`m < 2^53`, `10^d < 2^67`), and the
-/// remainder says whether to round up.
+/// Integer arithmetic on the double's bits, not Rust's float formatting (which would also be
+/// exact, but costs the edge worker's wasm 1.7 KB gzipped more): the fraction `f = m * 2^e` is
+/// exact, so `f * 10^d = m * 10^d / 2^-e` is too, in `u128`, and its remainder says whether
+/// to round up.
 pub fn to_fixed(x: f64, digits: u32) -> String {
     let d = digits.min(MAX_FIXED_DIGITS);
     if x.is_nan() {
@@ -153,44 +159,80 @@ pub fn to_fixed(x: f64, digits: u32) -> String {
     if a.is_infinite() {
         return format!("{sign}Infinity");
     }
-    if a >= 1e21 {
-        // toFixed falls back to ToString: the shortest digits, exponent with its sign.
-        return format!("{sign}{}", format!("{a:e}").replace('e', "e+"));
-    }
-    let bits = a.to_bits();
-    let biased = ((bits >> 52) & 0x7ff) as i32;
-    let fraction = bits & ((1u64 << 52) - 1);
-    // a = m * 2^e, m an integer (the implicit bit added for normal numbers).
-    let (m, e) = if biased == 0 {
-        (fraction, -1074)
-    } else {
-        (fraction | (1u64 << 52), biased - 1075)
-    };
-    let scale = 10u128.pow(d);
-    let (int, frac) = if e >= 0 {
-        // An integer below 1e21 < 2^70: the shift cannot overflow.
-        (u128::from(m) << e, 0)
-    } else {
-        // n = a * 10^d rounded half up.
+    let mut int = a.trunc();
+    // Exact: the fraction of a double needs no more bits than the double.
+    let fraction = a - int;
+    let scale = 10u64.pow(d);
+    let mut q: u64 = 0; // fraction * 10^d, rounded half up
+    if fraction > 0.0 {
+        let (m, e) = bits(fraction); // e < 0: fraction < 1
         let shift = e.unsigned_abs();
-        let scaled = u128::from(m) * scale; // < 2^120
-        let n = if shift >= 121 {
-            0 // scaled < 2^120 <= half of 2^shift: rounds down to 0
-        } else {
-            let (q, r) = (scaled >> shift, scaled & ((1u128 << shift) - 1));
-            q + u128::from(r >= 1u128 << (shift - 1))
-        };
-        (n / scale, n % scale)
-    };
+        let scaled = u128::from(m) * u128::from(scale); // < 2^53 * 10^19 < 2^117
+        if shift < 128 {
+            let (whole, rest) = (scaled >> shift, scaled & ((1u128 << shift) - 1));
+            // whole < 10^d: it fits.
+            q = whole as u64 + u64::from(rest >= 1u128 << (shift - 1));
+        } // else scaled < 2^117 < 2^(shift - 1), half a unit: rounds to 0
+    }
+    if q == scale && fraction > 0.0 {
+        // Rounded up into the next integer; a fraction means a < 2^52, so + 1 is exact.
+        q = 0;
+        int += 1.0;
+    }
+    let int = integer_digits(int);
     if d == 0 {
         format!("{sign}{int}")
     } else {
-        format!("{sign}{int}.{frac:0width$}", width = d as usize)
+        format!("{sign}{int}.{q:0width$}", width = d as usize)
     }
 }
 
-/// The most decimals [`to_fixed`] writes (its arithmetic is exact up to here; the text uses 4).
-pub const MAX_FIXED_DIGITS: u32 = 20;
+/// The most decimals [`to_fixed`] writes (10^19 is the largest power of ten in a `u64`; the
+/// recall text uses 4).
+pub const MAX_FIXED_DIGITS: u32 = 19;
+
+/// A finite, positive double as `m * 2^e`, `m` an integer below 2^53.
+fn bits(x: f64) -> (u64, i32) {
+    let b = x.to_bits();
+    let biased = ((b >> 52) & 0x7ff) as i32;
+    let fraction = b & ((1u64 << 52) - 1);
+    if biased == 0 {
+        (fraction, -1074)
+    } else {
+        (fraction | (1u64 << 52), biased - 1075)
+    }
+}
+
+/// The decimal digits of a non-negative integral double, exactly.
+fn integer_digits(v: f64) -> String {
+    if v < 18446744073709551616.0 {
+        // Below 2^64: exact as u64.
+        return (v as u64).to_string();
+    }
+    // v = m * 2^e (e > 11) as little-endian u32 limbs, then divided by 10^9 until zero.
+    let (m, e) = bits(v);
+    let (word, bit) = (e as usize / 32, e as u32 % 32);
+    let mut limbs = vec![0u32; word + 3];
+    let wide = u128::from(m) << bit; // < 2^85
+    for (i, limb) in limbs[word..].iter_mut().enumerate() {
+        *limb = (wide >> (32 * i)) as u32;
+    }
+    let mut groups = Vec::new(); // groups of 9 digits, least significant first
+    while limbs.iter().any(|&l| l != 0) {
+        let mut rem = 0u64;
+        for limb in limbs.iter_mut().rev() {
+            let cur = (rem << 32) | u64::from(*limb);
+            *limb = (cur / 1_000_000_000) as u32;
+            rem = cur % 1_000_000_000;
+        }
+        groups.push(rem);
+    }
+    let mut out = groups.pop().unwrap_or(0).to_string();
+    for g in groups.iter().rev() {
+        out.push_str(&format!("{g:09}"));
+    }
+    out
+}
 
 /// JavaScript's `String.prototype.trim`: strips white space and line terminators as ECMAScript
 /// defines them (which include U+FEFF and exclude U+0085, unlike Rust's `str::trim`).
@@ -382,16 +424,19 @@ mod tests {
             (f64::NAN, 4, "NaN"),
             (f64::INFINITY, 4, "Infinity"),
             (f64::NEG_INFINITY, 3, "-Infinity"),
-            (1e21, 2, "1e+21"),
-            (-1.2345e25, 2, "-1.2345e+25"),
+            // Not toFixed's "1e+21" / "-1.2345e+25" (see the doc comment).
+            (1e21, 2, "1000000000000000000000.00"),
+            (-1.2345e25, 2, "-12344999999999999704301568.00"),
             (999999999999999900000.0, 1, "999999999999999868928.0"),
             (4503599627370497.0, 3, "4503599627370497.000"),
-            (0.1, 20, "0.10000000000000000555"),
-            (
-                999999999999999900000.0,
-                20,
-                "999999999999999868928.00000000000000000000",
-            ),
+            (0.1, 19, "0.1000000000000000056"),
+            (0.9999999999999999, 4, "1.0000"),
+            (0.9999999999999999, 19, "0.9999999999999998890"),
+            (4503599627370495.5, 0, "4503599627370496"),
+            (4503599627370495.5, 1, "4503599627370495.5"),
+            (999999999999999900000.0, 19, "999999999999999868928.0000000000000000000"),
+            (18446744073709551616.0, 1, "18446744073709551616.0"),
+            (1.7976931348623157e308, 0, "179769313486231570814527423731704356798070567525844996598917476803157260780028538760589558632766878171540458953514382464234321326889464182768467546703537516986049910576551282076245490090389328944075868508455133942304583236903222948165808559332123348274797826204144723168738177180919299881250404026184124858368"),
         ];
         for &(x, d, want) in cases {
             assert_eq!(to_fixed(x, d), want, "({x:e}).toFixed({d})");

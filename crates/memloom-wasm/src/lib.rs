@@ -244,23 +244,12 @@ pub fn citation(hit: JsValue) -> Result<String, JsError> {
     Ok(core::recall_text::citation(&h))
 }
 
-#[derive(Deserialize)]
-struct JsRemembered {
-    id: i64,
-    #[serde(default)]
-    key: Option<String>,
-    version: i64,
-}
-
-/// What remember answers a model, from the saved memory (`{id, key, version}`).
+/// What remember answers a model, from the saved memory's key, id and version. Plain arguments,
+/// not an object through serde: its deserializer cost the wasm 1.3 KB gzipped.
 #[wasm_bindgen(js_name = rememberedText)]
-pub fn remembered_text(remembered: JsValue) -> Result<String, JsError> {
-    let r: JsRemembered = from_js(remembered, "remembered memory")?;
-    Ok(core::recall_text::remembered_text(
-        r.key.as_deref(),
-        r.id,
-        r.version,
-    ))
+pub fn remembered_text(key: Option<String>, id: f64, version: f64) -> String {
+    // Ids and versions are integers well inside f64's exact range; `as` saturates, never panics.
+    core::recall_text::remembered_text(key.as_deref(), id as i64, version as i64)
 }
 
 /// A mention as JS sees it: `{ name, display, kind, strength, count }`.
