@@ -143,7 +143,7 @@ pub fn remembered_text(key: Option<&str>, id: i64, version: i64) -> String {
 /// (`-0.000`), negative zero has none (`0.000`); `NaN`, `Infinity`, `-Infinity`. One exception:
 /// from 1e21 on, where toFixed switches to the shortest form with an exponent (`1e+21`), this
 /// goes on writing the digits (`1000000000000000000000.00`); no score or similarity
-/// comes near 1e21, and the shortest-digits algorithm would cost the wasm about 3 KB gzipped.
+/// comes near 1e21, and the shortest-digits algorithm cost the npm wasm about 3 KB gzipped.
 ///
 /// Integer arithmetic on the double's bits, not Rust's float formatting (which would also be
 /// exact, but costs the edge worker's wasm 1.7 KB gzipped more): the fraction `f = m * 2^e` is
