@@ -145,10 +145,10 @@ pub fn remembered_text(key: Option<&str>, id: i64, version: i64) -> String {
 /// goes on writing the digits (`1000000000000000000000.00`); no score or similarity
 /// comes near 1e21, and the shortest-digits algorithm cost the npm wasm about 3 KB gzipped.
 ///
-/// Integer arithmetic on the double's bits, not Rust's float formatting (which would also be
-/// exact, but costs the edge worker's wasm 1.7 KB gzipped more): the fraction `f = m * 2^e` is
-/// exact, so `f * 10^d = m * 10^d / 2^-e` is too, in `u128`, and its remainder says whether
-/// to round up.
+/// Integer arithmetic on the double's bits: the fraction `f = m * 2^e` is exact, so
+/// `f * 10^d = m * 10^d / 2^-e` is too, in `u128`, and its remainder says whether to round up.
+/// (Rust's float formatting is not used: it rounds ties to even, and its exact mode, which a
+/// fix-up of ties would need, is not otherwise in the npm wasm.)
 pub fn to_fixed(x: f64, digits: u32) -> String {
     let d = digits.min(MAX_FIXED_DIGITS);
     if x.is_nan() {
