@@ -5,6 +5,7 @@
 // text (formatRecall); the tool's output is the structured Recall.
 import { tool } from 'ai';
 import { z } from 'zod';
+import { ensureReady } from './core.js';
 import { MemloomError } from './errors.js';
 import { DEFAULT_LIMIT, TOOLS, formatRecall, rememberError } from './tools.js';
 /** @import { Store } from './store.js' */
@@ -32,7 +33,11 @@ export function memloomTools(store, { recall: fixed = {} } = {}) {
        */
       execute: async ({ query, limit, kinds }) => {
         if (query.trim() === '') throw new MemloomError('query is empty; pass the text to look for');
-        return store.recall(query, { ...fixed, limit: limit ?? DEFAULT_LIMIT, kinds });
+        const r = await store.recall(query, { ...fixed, limit: limit ?? DEFAULT_LIMIT, kinds });
+        // toModelOutput (synchronous) writes the text with the core; a browser store with an
+        // API embedder may not have loaded it yet.
+        await ensureReady();
+        return r;
       },
       /** @param {{ output: Recall }} o */
       toModelOutput: ({ output }) => ({ type: 'text', value: formatRecall(output) }),

@@ -24,6 +24,32 @@ function check() {
   if (!ready) throw new Error(NOT_READY_MESSAGE);
 }
 
+/** @type {(() => Promise<void>) | null} */
+let loadOnDemand = null;
+
+/** Registers how this runtime loads the wasm when a caller needs it (the browser entry: init). */
+export function setLoadOnDemand(load) {
+  loadOnDemand = load;
+}
+
+/**
+ * Resolves when the core is loaded. Node and workerd load it at import; in browsers, a store
+ * whose embedder is an API (which never needed the wasm to recall) may reach the recall text or
+ * explain terms before the page called init(), so this loads it then, from the default place.
+ * @returns {Promise<void>}
+ */
+export async function ensureReady() {
+  if (ready) return;
+  if (loadOnDemand) {
+    try {
+      await loadOnDemand();
+    } catch (e) {
+      throw new Error(`${NOT_READY_MESSAGE} (loading it from next to the package's wasm glue failed: ${e?.message ?? e})`);
+    }
+  }
+  check();
+}
+
 /**
  * Chunks a document: markdown when `source` ends in .md/.markdown/.mdx, plain text otherwise.
  * @param {string} source
@@ -209,6 +235,55 @@ export function apiEmbeddingsResponse(spec, body, inputs) {
     /* not JSON: the core says what it must be */
   }
   return userError(() => wasm.apiEmbeddingsResponse(spec.endpoint, spec.model, spec.dims, answer, inputs));
+}
+
+// Recall text and explain -------------------------------------------------------------------
+// The words a model reads and the explain terms are memloom-core's (recall_text, fuse), which
+// the edge worker calls natively: one definition for both doors.
+
+/**
+ * Each hit's explain terms from its ranks, the weights in effect and RRF's k: `{vector,
+ * keyword, entity}`, each `{rank, weight, term: weight / (k + rank)}` or null where the arm did
+ * not vote. One call for all the hits of a recall.
+ * @param {import('./types.js').RecallResult['ranks'][]} ranks
+ * @param {import('./types.js').Weights} weights
+ * @param {number} k
+ * @returns {Record<import('./types.js').Arm, import('./types.js').ArmTerm | null>[]}
+ */
+export function explainTerms(ranks, weights, k) {
+  check();
+  return wasm.explainTerms(ranks, weights, k);
+}
+
+/**
+ * A recall response as the text an agent reads: numbered hits, each with its citation, scores,
+ * ranks and text (or what to do when there are none).
+ * @param {{ query: string, results: import('./types.js').RecallResult[] }} recall
+ * @returns {string}
+ */
+export function formatRecall(recall) {
+  check();
+  return wasm.formatRecall(recall);
+}
+
+/**
+ * Where a recall hit comes from, as an agent should cite it.
+ * @param {import('./types.js').RecallResult} hit
+ * @returns {string}
+ */
+export function citation(hit) {
+  check();
+  return wasm.citation(hit);
+}
+
+/**
+ * What remember answers a model: the key and version saved, and what it superseded.
+ * @param {{ id: number, key: string | null, version: number }} remembered
+ * @returns {string}
+ */
+export function rememberedText({ id, key, version }) {
+  check();
+  return wasm.rememberedText(key ?? undefined, id, version);
 }
 
 // static-v1 -------------------------------------------------------------------------------------

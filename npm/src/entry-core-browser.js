@@ -4,7 +4,7 @@
 // from the URL / Response / bytes / WebAssembly.Module you pass). Core functions called before it
 // throw a clear error. The browser entry of `memloom` adds the store on top of this.
 import wasmInit from '../wasm/memloom_wasm.js';
-import { setReady, isReady, setStaticDataLoader } from './core.js';
+import { setReady, isReady, setLoadOnDemand, setStaticDataLoader } from './core.js';
 
 // static-v1's table sits in the package's data/ folder; a bundler that does not copy it needs
 // staticEmbedder({ data }) instead.
@@ -21,11 +21,23 @@ let loading;
  */
 export function init(input) {
   if (isReady()) return Promise.resolve();
-  loading ??= wasmInit(input === undefined ? undefined : { module_or_path: input }).then(() => {
-    setReady();
-  });
+  loading ??= wasmInit(input === undefined ? undefined : { module_or_path: input }).then(
+    () => {
+      setReady();
+    },
+    (e) => {
+      // A failed load (say, loadOnDemand's from the default place) must not stop a later
+      // init(input) from trying its own input.
+      loading = undefined;
+      throw e;
+    },
+  );
   return loading;
 }
+
+// What needs the core after a store was opened without it (the recall text, explain terms):
+// loaded from the default place, as init() without arguments does.
+setLoadOnDemand(() => init());
 
 export { chunk, embed, embedBatch, fuse, embedderInfo, extractEntities } from './core.js';
 export { loadStaticModel, embedStaticBatch, tokenizeStatic, staticEmbedderInfo } from './core.js';

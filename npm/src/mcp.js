@@ -11,7 +11,7 @@
 // package to install when it is missing.
 import { importOptional } from './optional.js';
 import { MemloomError } from './store.js';
-import { DEFAULT_LIMIT, INSTRUCTIONS, TOOLS, formatRecall, rememberError, toolError } from './tools.js';
+import { DEFAULT_LIMIT, INSTRUCTIONS, TOOLS, formatRecall, rememberError, rememberedText, toolError } from './tools.js';
 
 export { MAX_QUERY_CHARS, DEFAULT_LIMIT, MAX_LIMIT, MAX_MEMORY_BYTES, MAX_KEY_CHARS, TOOLS, citation, formatRecall } from './tools.js';
 
@@ -46,10 +46,7 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
     const invalid = rememberError(text, key);
     if (invalid) return toolError(invalid);
     const r = await store.remember(text, { key, at });
-    const text_ = r.key
-      ? `remembered "${r.key}" version ${r.version} (id ${r.id})${r.version > 1 ? `; version ${r.version - 1} is superseded and no longer recalled` : ''}`
-      : `remembered id ${r.id} (no key: it cannot be superseded, only forgotten by id)`;
-    return { content: [{ type: 'text', text: text_ }], structuredContent: { id: r.id, key: r.key, version: r.version } };
+    return { content: [{ type: 'text', text: rememberedText(r) }], structuredContent: { id: r.id, key: r.key, version: r.version } };
   });
 
   tool('forget', async ({ id, key }) => {

@@ -1,7 +1,9 @@
 // The recall response (schema/recall-response.json, the one definition every door answers
 // with), built from memloom_fuse's rows. Store#recall calls it; npm/test/contracts.test.js
 // checks it against the golden responses of tests/golden/recall-response.json, which the edge
-// worker's builder (crates/edge-worker/src/api.rs) must also produce.
+// worker's builder (crates/edge-worker/src/api.rs) must also produce. The explain terms are
+// memloom-core's (through the wasm, loaded before a recall with explain: Store#recall).
+import { explainTerms } from './core.js';
 
 /**
  * The recall arms, in fusion order.
@@ -40,14 +42,14 @@ export function recallResponse(query, rows, { tookMs, explain = false, k, weight
       similarity: Number(r.similarity),
       ranks,
     };
-    if (explain) {
-      /** @type {Record<string, import('./types.js').ArmTerm | null>} */
-      const terms = {};
-      for (const a of ARMS) terms[a] = ranks[a] === null ? null : { rank: ranks[a], weight: w[a], term: w[a] / (kk + ranks[a]) };
-      hit.explain = { k: kk, terms: /** @type {any} */ (terms) };
-    }
     return hit;
   });
+  if (explain) {
+    // memloom-core's fuse module owns the terms (the edge worker calls it natively): one wasm
+    // call for all the hits.
+    const terms = explainTerms(results.map((h) => h.ranks), w, kk);
+    for (const [i, hit] of results.entries()) hit.explain = { k: kk, terms: terms[i] };
+  }
   /** @type {import('./types.js').Recall} */
   const out = { query, results, tookMs };
   if (explain && timings) {

@@ -1,15 +1,16 @@
 // memloom's agent tools, defined once for every door that offers them: the MCP server
-// (mcp.js: `memloom mcp`; the edge worker serves the same list from
-// crates/edge-worker/src/mcp_tools.json, checked equal by npm/test/mcp.test.js), the Vercel AI SDK
+// (mcp.js: `memloom mcp`; the edge worker serves the same tools and INSTRUCTIONS from
+// crates/edge-worker/src/mcp_tools.json, generated from `memloom mcp` by
+// scripts/gen-mcp-tools.mjs and checked equal by npm/test/mcp.test.js), the Vercel AI SDK
 // tools (ai.js: `memloom/ai`) and the LangChain retriever (langchain.js). Names, descriptions,
-// zod input and output shapes, MCP annotations, limits, and the recall text a model reads.
+// zod input and output shapes, MCP annotations, limits; the recall text a model reads comes from
+// memloom-core (below).
 // The recall tool's output schema is built from the recall response's JSON Schema
 // (schema/recall-response.json, bundled as ../schema/recall-response.js), not written here.
 // No SDK is imported here.
 import { z } from 'zod';
 import recallResponseSchema from '../schema/recall-response.js';
 import limits from '../schema/limits.js';
-import { ARMS } from './recall-response.js';
 
 // The request limits, from their one definition (schema/limits.json, bundled as
 // ../schema/limits.js), which the edge worker's consts are generated from too.
@@ -244,26 +245,8 @@ export function checkKey(key) {
   return null;
 }
 
-/** Where a hit comes from, as an agent should cite it. */
-export function citation(h) {
-  if (h.kind === 'memory') return h.key ? `memory "${h.key}" (id ${h.id})` : `memory id ${h.id}`;
-  return h.breadcrumb ? `${h.source} › ${h.breadcrumb} (id ${h.id})` : `${h.source} (id ${h.id})`;
-}
-
-/** The recall result as text: numbered hits, each with its citation, scores, ranks and text. */
-export function formatRecall(r) {
-  if (r.results.length === 0) {
-    return `no results for "${r.query}"; try other words, an identifier, or remember the fact first`;
-  }
-  const lines = [`${r.results.length} result${r.results.length === 1 ? '' : 's'} for "${r.query}", best first (cite the source or key):`];
-  for (const [i, h] of r.results.entries()) {
-    const ranks = ARMS.map((a) => `${a} ${h.ranks[a] ?? '-'}`).join(', ');
-    const body =
-      h.kind === 'chunk' && h.breadcrumb && h.content.startsWith(`${h.breadcrumb}\n\n`) ? h.content.slice(h.breadcrumb.length + 2) : h.content;
-    lines.push('');
-    lines.push(`[${i + 1}] ${citation(h)}`);
-    lines.push(`rrfScore ${h.rrfScore.toFixed(4)} · similarity ${h.similarity.toFixed(3)} · ranks: ${ranks}`);
-    lines.push(body.trim());
-  }
-  return lines.join('\n');
-}
+// The texts a model reads (a recall's hits with their citations, remember's confirmation) are
+// memloom-core's (crates/memloom-core/src/recall_text.rs), through the wasm, so the edge
+// worker, which calls the same Rust natively, writes the same words. Callers run after a store
+// answered (a recall or a remember), hence after the wasm was loaded (ensureReady).
+export { citation, formatRecall, rememberedText } from './core.js';

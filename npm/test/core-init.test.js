@@ -1,8 +1,12 @@
 // Use before init: the core module alone (no entry module has loaded the wasm) must say what
-// to do, not fail inside the generated glue.
+// to do, not fail inside the generated glue; in browsers, what needs the core after a store
+// opened without it loads it on demand. The tests run in file order: the first ones before
+// the wasm is loaded, the browser entry's test loads it, the last ones after.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chunk, embed, fuse, NOT_READY_MESSAGE } from '../src/core.js';
+import { readFileSync } from 'node:fs';
+import { chunk, embed, ensureReady, explainTerms, formatRecall, fuse, NOT_READY_MESSAGE } from '../src/core.js';
+import { apiEmbedder } from '../src/embedders.js';
 
 test('calling the core before init throws a clear error', () => {
   for (const call of [() => embed('x'), () => chunk('a.md', '# A'), () => fuse({ vector: [1] })]) {
@@ -11,18 +15,32 @@ test('calling the core before init throws a clear error', () => {
   assert.match(NOT_READY_MESSAGE, /await init\(\)/);
 });
 
-test('an API embedder made before init checks its settings once the wasm is loaded', async () => {
-  // A browser page may call apiEmbedder() before `await init()`: making it must not throw, and
-  // its rules (memloom-core's) run on first use.
-  const { apiEmbedder } = await import('../src/embedders.js');
-  const good = apiEmbedder({ url: 'http://127.0.0.1:1/v1/', model: 'm', dims: 3 });
-  const bad = apiEmbedder({ url: 'ftp://127.0.0.1/v1', model: 'm', dims: 3 });
-  assert.throws(() => good.id, (e) => e.message === NOT_READY_MESSAGE);
-  const { readFileSync } = await import('node:fs');
-  const { initSync } = await import('../wasm/memloom_wasm.js');
-  const { setReady } = await import('../src/core.js');
-  initSync({ module: readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)) });
-  setReady();
-  assert.deepEqual([good.id, good.name, good.version, good.dims], ['api:m-v1', 'api:m', 1, 3]);
-  assert.throws(() => bad.id, (e) => e.name === 'MemloomError' && /http:\/\/ or https:\/\//.test(e.message));
+test('the recall text and explain terms need the core too; ensureReady says what to do without a loader', async () => {
+  assert.throws(() => formatRecall({ query: 'q', results: [] }), (e) => e.message === NOT_READY_MESSAGE);
+  assert.throws(() => explainTerms([], { vector: 1, keyword: 2, entity: 0.5 }, 60), (e) => e.message === NOT_READY_MESSAGE);
+  await assert.rejects(ensureReady(), (e) => e.message === NOT_READY_MESSAGE);
+});
+
+// A browser page may call apiEmbedder() before `await init()`: making it must not throw, and
+// its rules (memloom-core's) run on first use.
+const early = {};
+test('an API embedder can be made before init; its settings need the core', () => {
+  early.good = apiEmbedder({ url: 'http://127.0.0.1:1/v1/', model: 'm', dims: 3 });
+  early.bad = apiEmbedder({ url: 'ftp://127.0.0.1/v1', model: 'm', dims: 3 });
+  assert.throws(() => early.good.id, (e) => e.message === NOT_READY_MESSAGE);
+});
+
+test("the browser entry loads the core on demand, and a failed load does not stop init(input)", async () => {
+  // In Node the browser glue cannot fetch its default file: URL, so the on-demand load fails
+  // (as a page whose bundler did not copy the .wasm would); init with the bytes still works.
+  const { init } = await import('../src/entry-core-browser.js');
+  await assert.rejects(ensureReady(), (e) => e.message.startsWith(NOT_READY_MESSAGE) && /failed/.test(e.message));
+  await init(readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)));
+  await ensureReady();
+  assert.equal(formatRecall({ query: 'z', results: [] }), 'no results for "z"; try other words, an identifier, or remember the fact first');
+});
+
+test('an API embedder made before init checks its settings once the wasm is loaded', () => {
+  assert.deepEqual([early.good.id, early.good.name, early.good.version, early.good.dims], ['api:m-v1', 'api:m', 1, 3]);
+  assert.throws(() => early.bad.id, (e) => e.name === 'MemloomError' && /http:\/\/ or https:\/\//.test(e.message));
 });

@@ -13,7 +13,8 @@ import { validateRecall } from '../../npm/test/contract-helpers.js';
 const { WORKER_URL, TOKEN_A, TOKEN_B } = process.env;
 if (!WORKER_URL || !TOKEN_A || !TOKEN_B) throw new Error('run through scripts/test-worker.sh (WORKER_URL, TOKEN_A, TOKEN_B)');
 const endpoint = new URL('/mcp', WORKER_URL);
-const TOOLS = JSON.parse(readFileSync(new URL('../../crates/edge-worker/src/mcp_tools.json', import.meta.url), 'utf8'));
+// The tools file is `memloom mcp`'s instructions and tools (scripts/gen-mcp-tools.mjs).
+const { instructions: INSTRUCTIONS, tools: TOOLS } = JSON.parse(readFileSync(new URL('../../crates/edge-worker/src/mcp_tools.json', import.meta.url), 'utf8'));
 
 const clients = [];
 async function connect(token) {
@@ -47,10 +48,10 @@ test('mcp: a missing or unknown token is refused with 401 before any protocol', 
   assert.match(res.headers.get('www-authenticate') ?? '', /^Bearer/);
 });
 
-test('mcp: the official client connects, and lists the same tools as `memloom mcp`', async () => {
+test('mcp: the official client connects, and gets the same instructions and tools as `memloom mcp`', async () => {
   const { client, errors } = await connect(TOKEN_A);
   assert.equal(client.getServerVersion().name, 'memloom');
-  assert.match(client.getInstructions(), /recall/);
+  assert.equal(client.getInstructions(), INSTRUCTIONS);
   await client.ping();
   const { tools } = await client.listTools();
   assert.deepEqual(tools, TOOLS);

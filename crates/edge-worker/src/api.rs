@@ -2,7 +2,8 @@
 //! back to a default) and response bodies (the recall JSON contract of DESIGN.md).
 
 use memloom_core::fuse::{
-    DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR,
+    self, ArmTerms, Weights, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD,
+    DEFAULT_WEIGHT_VECTOR,
 };
 use memloom_sql::{FuseParams, FusedRow};
 use serde::{Deserialize, Serialize};
@@ -465,27 +466,12 @@ pub struct Ranks {
     pub entity: Option<i32>,
 }
 
-/// A hit's fusion terms: `k` and each voting arm's `weight / (k + rank)`; they add up to
-/// `rrfScore`.
+/// A hit's fusion terms: `k` and each voting arm's `weight / (k + rank)` (memloom-core's
+/// [`ArmTerms`], null where the arm did not vote); they add up to `rrfScore`.
 #[derive(Debug, Serialize, PartialEq)]
 pub struct HitExplain {
     pub k: f64,
-    pub terms: Terms,
-}
-
-/// Each arm's [`Term`]; `None` (null) where the arm did not vote.
-#[derive(Debug, Serialize, PartialEq)]
-pub struct Terms {
-    pub vector: Option<Term>,
-    pub keyword: Option<Term>,
-    pub entity: Option<Term>,
-}
-
-#[derive(Debug, Serialize, PartialEq)]
-pub struct Term {
-    pub rank: i32,
-    pub weight: f64,
-    pub term: f64,
+    pub terms: ArmTerms,
 }
 
 /// Why the results are what they are: the fusion settings used and where the time went.
@@ -500,13 +486,6 @@ pub struct Explain {
     /// Opening this request's connection (the worker has one per request).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub connect_ms: Option<u64>,
-}
-
-#[derive(Debug, Serialize, Clone, Copy, PartialEq)]
-pub struct Weights {
-    pub vector: f64,
-    pub keyword: f64,
-    pub entity: f64,
 }
 
 impl Recall {
@@ -546,15 +525,10 @@ pub fn recall_response<'a>(
     took_ms: u64,
     explain: Option<Explain>,
 ) -> RecallResponse<'a> {
-    let w = recall.effective_weights();
+    let weights = recall.effective_weights();
     let k = f64::from(DEFAULT_RRF_K);
-    let term = |weight: f64, rank: Option<i32>| {
-        rank.map(|rank| Term {
-            rank,
-            weight,
-            term: weight / (k + f64::from(rank)),
-        })
-    };
+    // memloom_fuse's ranks count from 1; a rank that is not would not be a vote.
+    let rank = |r: Option<i32>| r.and_then(|r| u32::try_from(r).ok());
     let results = rows
         .iter()
         .map(|r| RecallHit {
@@ -573,11 +547,15 @@ pub fn recall_response<'a>(
             },
             explain: recall.explain.then(|| HitExplain {
                 k,
-                terms: Terms {
-                    vector: term(w.vector, r.vector_rank),
-                    keyword: term(w.keyword, r.keyword_rank),
-                    entity: term(w.entity, r.entity_rank),
-                },
+                terms: fuse::explain_terms(
+                    &fuse::Ranks {
+                        vector: rank(r.vector_rank),
+                        keyword: rank(r.keyword_rank),
+                        entity: rank(r.entity_rank),
+                    },
+                    &weights,
+                    k,
+                ),
             }),
         })
         .collect();

@@ -260,8 +260,8 @@ fn the_served_openapi_resolves_the_recall_response() {
 fn the_mcp_recall_output_schema_takes_the_golden_responses() {
     // mcp_tools.json is `memloom mcp`'s tools/list, whose recall outputSchema npm builds from
     // the schema file (npm/src/tools.js): the golden responses pass it, the broken ones fail.
-    let tools: Value = serde_json::from_str(crate::mcp::TOOLS_JSON).unwrap();
-    let recall = tools
+    let file: Value = serde_json::from_str(crate::mcp::TOOLS_FILE).unwrap();
+    let recall = file["tools"]
         .as_array()
         .unwrap()
         .iter()

@@ -15,19 +15,25 @@
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use memloom_core::recall_text;
+
 use crate::api::{self, Memory, Recall, MAX_BODY_BYTES, MAX_KEY_CHARS};
 
 /// The protocol versions this server speaks, newest first. An `initialize` asking for another
 /// gets the newest (the client then decides whether it can go on).
 pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// `tools/list`: the tools of `memloom mcp`, verbatim (the worker e2e test checks they agree).
-pub const TOOLS_JSON: &str = include_str!("mcp_tools.json");
+/// The MCP tools file: `memloom mcp`'s `tools/list` (`tools`) and `initialize` instructions
+/// (`instructions`), generated from it by `scripts/gen-mcp-tools.mjs`; npm/test/mcp.test.js fails
+/// while they differ, and the worker e2e test checks that this server serves them.
+pub const TOOLS_FILE: &str = include_str!("mcp_tools.json");
 
-/// `initialize`'s instructions, the same as `memloom mcp`'s.
-pub const INSTRUCTIONS: &str = "memloom is a long-term memory: team notes and docs (chunks, each with a source file and a heading breadcrumb) and memories saved by agents (short facts, optionally under a stable key).
-Call recall before answering questions about the project, its decisions, runbooks or conventions, and cite what you use (source › breadcrumb for a chunk, the key or id for a memory).
-Call remember to save a durable fact, decision or preference; give it a key (e.g. \"deploy-freeze\") when it may change later: remembering the same key again supersedes the old version.";
+/// One part of the tools file (`tools` or `instructions`); `None` if the file is corrupt (a test
+/// below proves it is not).
+fn tools_file(part: &str) -> Option<Value> {
+    let mut file: Value = serde_json::from_str(TOOLS_FILE).ok()?;
+    Some(file.get_mut(part)?.take())
+}
 
 /// JSON-RPC error codes.
 pub const PARSE_ERROR: i64 = -32700;
@@ -171,11 +177,14 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
     }
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
-        "initialize" => reply(id, initialize_result(&params)),
+        "initialize" => match initialize_result(&params) {
+            Some(result) => reply(id, result),
+            None => corrupt(id),
+        },
         "ping" => reply(id, json!({})),
-        "tools/list" => match serde_json::from_str::<Value>(TOOLS_JSON) {
-            Ok(tools) => reply(id, json!({ "tools": tools })),
-            Err(_) => error_reply(500, id, -32603, "the tool list is corrupt".to_string()),
+        "tools/list" => match tools_file("tools") {
+            Some(tools) => reply(id, json!({ "tools": tools })),
+            None => corrupt(id),
         },
         "tools/call" => match parse_call(&params) {
             Ok(call) => Action::Call { id, call },
@@ -193,17 +202,28 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
     }
 }
 
-fn initialize_result(params: &Value) -> Value {
+/// `initialize`'s result; `None` if the tools file is corrupt.
+fn initialize_result(params: &Value) -> Option<Value> {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
     let version = asked
         .filter(|v| PROTOCOL_VERSIONS.contains(v))
         .unwrap_or(PROTOCOL_VERSIONS[0]);
-    json!({
+    Some(json!({
         "protocolVersion": version,
         "capabilities": { "tools": { "listChanged": false } },
         "serverInfo": { "name": "memloom", "title": "memloom", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": INSTRUCTIONS,
-    })
+        "instructions": tools_file("instructions").filter(Value::is_string)?,
+    }))
+}
+
+/// The answer when the built-in tools file does not parse (a build from an edited file).
+fn corrupt(id: Value) -> Action {
+    error_reply(
+        500,
+        id,
+        -32603,
+        "the tool list is corrupt; regenerate crates/edge-worker/src/mcp_tools.json (node scripts/gen-mcp-tools.mjs)".to_string(),
+    )
 }
 
 /// `tools/call` params -> a tool call. Err: the tool does not exist (-32602).
@@ -347,80 +367,38 @@ pub fn tool_error(message: &str) -> Value {
 }
 
 // Text ----------------------------------------------------------------------------------------
-/// How an agent should cite a hit (as npm/src/mcp.js `citation`).
-fn citation(h: &Value) -> String {
-    let s = |k: &str| h.get(k).and_then(Value::as_str);
-    let id = h.get("id").and_then(Value::as_i64).unwrap_or_default();
-    if s("kind") == Some("memory") {
-        return match s("key") {
-            Some(k) => format!("memory \"{k}\" (id {id})"),
-            None => format!("memory id {id}"),
-        };
-    }
-    let source = s("source").unwrap_or("");
-    match s("breadcrumb") {
-        Some(b) => format!("{source} › {b} (id {id})"),
-        None => format!("{source} (id {id})"),
-    }
+// The words a model reads are memloom-core's (`recall_text`), as `memloom mcp`'s are.
+
+/// The recall result as text, from the recall response.
+pub fn format_recall(r: &api::RecallResponse<'_>) -> String {
+    use std::borrow::Cow::Borrowed;
+    // memloom_fuse's ranks count from 1; a rank that is not would not be a vote.
+    let rank = |r: Option<i32>| r.and_then(|r| u32::try_from(r).ok());
+    let hits: Vec<recall_text::Hit<'_>> = r
+        .results
+        .iter()
+        .map(|h| recall_text::Hit {
+            id: h.id,
+            kind: Borrowed(h.kind),
+            source: h.source.map(Borrowed),
+            breadcrumb: h.breadcrumb.map(Borrowed),
+            key: h.key.map(Borrowed),
+            content: Borrowed(h.content),
+            rrf_score: h.rrf_score,
+            similarity: h.similarity,
+            ranks: memloom_core::Ranks {
+                vector: rank(h.ranks.vector),
+                keyword: rank(h.ranks.keyword),
+                entity: rank(h.ranks.entity),
+            },
+        })
+        .collect();
+    recall_text::format_recall(r.query, &hits)
 }
 
-/// The recall result as text (as npm/src/mcp.js `formatRecall`), from the recall JSON.
-pub fn format_recall(r: &Value) -> String {
-    let query = r.get("query").and_then(Value::as_str).unwrap_or("");
-    let empty = Vec::new();
-    let hits = r.get("results").and_then(Value::as_array).unwrap_or(&empty);
-    if hits.is_empty() {
-        return format!(
-            "no results for \"{query}\"; try other words, an identifier, or remember the fact first"
-        );
-    }
-    let n = hits.len();
-    let mut out = format!(
-        "{n} result{} for \"{query}\", best first (cite the source or key):",
-        if n == 1 { "" } else { "s" }
-    );
-    for (i, h) in hits.iter().enumerate() {
-        let f = |k: &str| h.get(k).and_then(Value::as_f64).unwrap_or_default();
-        let ranks = ["vector", "keyword", "entity"]
-            .iter()
-            .map(
-                |a| match h.pointer(&format!("/ranks/{a}")).and_then(Value::as_i64) {
-                    Some(r) => format!("{a} {r}"),
-                    None => format!("{a} -"),
-                },
-            )
-            .collect::<Vec<_>>()
-            .join(", ");
-        let content = h.get("content").and_then(Value::as_str).unwrap_or("");
-        let body = match h.get("breadcrumb").and_then(Value::as_str) {
-            Some(b) if h.get("kind").and_then(Value::as_str) == Some("chunk") => content
-                .strip_prefix(b)
-                .and_then(|rest| rest.strip_prefix("\n\n"))
-                .unwrap_or(content),
-            _ => content,
-        };
-        out.push_str(&format!(
-            "\n\n[{}] {}\nrrfScore {:.4} · similarity {:.3} · ranks: {ranks}\n{}",
-            i + 1,
-            citation(h),
-            f("rrfScore"),
-            f("similarity"),
-            body.trim()
-        ));
-    }
-    out
-}
-
-/// `remember`'s text (as npm/src/mcp.js).
+/// `remember`'s text.
 pub fn remembered_text(key: Option<&str>, id: i64, version: i32) -> String {
-    match key {
-        Some(k) if version > 1 => format!(
-            "remembered \"{k}\" version {version} (id {id}); version {} is superseded and no longer recalled",
-            version - 1
-        ),
-        Some(k) => format!("remembered \"{k}\" version {version} (id {id})"),
-        None => format!("remembered id {id} (no key: it cannot be superseded, only forgotten by id)"),
-    }
+    recall_text::remembered_text(key, id, i64::from(version))
 }
 
 #[cfg(test)]
@@ -619,21 +597,49 @@ mod tests {
     }
 
     #[test]
-    fn recall_text_cites_sources_and_keys() {
-        let r = json!({"query": "q", "tookMs": 1, "results": [
-            {"id": 3, "kind": "chunk", "source": "pg.md", "breadcrumb": "PG > Limits", "key": null,
-             "content": "PG > Limits\n\nmax_connections is 200", "rrfScore": 0.049180327, "similarity": 0.61234,
-             "ranks": {"vector": 2, "keyword": 1, "entity": null}},
-            {"id": 9, "kind": "memory", "source": null, "breadcrumb": null, "key": "freeze",
-             "content": "Deploys freeze on Fridays", "rrfScore": 0.01, "similarity": 0.5,
-             "ranks": {"vector": 1, "keyword": null, "entity": null}}]});
-        let t = format_recall(&r);
-        assert!(t.starts_with("2 results for \"q\", best first"), "{t}");
-        assert!(t.contains("\n\n[1] pg.md › PG > Limits (id 3)\nrrfScore 0.0492 · similarity 0.612 · ranks: vector 2, keyword 1, entity -\nmax_connections is 200"), "{t}");
-        assert!(t.contains("[2] memory \"freeze\" (id 9)"), "{t}");
-        assert!(format_recall(&json!({"query": "z", "results": []}))
-            .starts_with("no results for \"z\""));
+    fn the_tools_file_carries_the_tools_and_the_instructions() {
+        let file: Value = serde_json::from_str(TOOLS_FILE).unwrap();
+        let instructions = file["instructions"].as_str().unwrap();
+        assert!(instructions.contains("Call recall"), "{instructions}");
+        let msg = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+        assert_eq!(
+            body(&handle(msg, None)).1["result"]["instructions"],
+            instructions
+        );
+        let (_, v) = body(&handle(
+            br#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            None,
+        ));
+        assert_eq!(v["result"]["tools"], file["tools"]);
+    }
+
+    #[test]
+    fn recall_text_is_the_cores_over_the_response() {
+        // The text itself is tested in memloom-core (recall_text); this checks that each field
+        // of the worker's response reaches it.
+        let recall = api::parse_recall(br#"{"query":"q"}"#).unwrap();
+        let rows = vec![memloom_sql::FusedRow {
+            id: 3,
+            kind: "chunk".into(),
+            source: Some("pg.md".into()),
+            breadcrumb: Some("PG > Limits".into()),
+            key: None,
+            content: "PG > Limits\n\nmax_connections is 200".into(),
+            rrf_score: 0.049180327,
+            similarity: 0.61234,
+            vector_rank: Some(2),
+            keyword_rank: Some(1),
+            entity_rank: None,
+        }];
+        let t = format_recall(&api::recall_response(&recall, &rows, 1, None));
+        assert_eq!(
+            t,
+            "1 result for \"q\", best first (cite the source or key):\n\n[1] pg.md › PG > Limits (id 3)\nrrfScore 0.0492 · similarity 0.612 · ranks: vector 2, keyword 1, entity -\nmax_connections is 200"
+        );
         assert_eq!(tool_error("x")["isError"], true);
-        assert!(remembered_text(Some("k"), 5, 2).contains("version 1 is superseded"));
+        assert_eq!(
+            remembered_text(Some("k"), 5, 2),
+            "remembered \"k\" version 2 (id 5); version 1 is superseded and no longer recalled"
+        );
     }
 }

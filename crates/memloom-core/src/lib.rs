@@ -7,13 +7,15 @@
 //! - [`embed`]: the deterministic offline embedders, `hash-v1` and `static-v1`, and the rules
 //!   of an OpenAI-compatible embeddings API (which embedder the settings select, its request
 //!   and response);
-//! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms.
+//! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms, and each arm's explain term;
+//! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer.
 
 pub mod chunk;
 pub mod embed;
 pub mod entity;
 mod error;
 pub mod fuse;
+pub mod recall_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{
@@ -22,4 +24,6 @@ pub use embed::{
 };
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
-pub use fuse::{fuse, ArmRankings, FuseParams, Fused, Ranks, Weights};
+pub use fuse::{
+    explain_terms, fuse, ArmRankings, ArmTerm, ArmTerms, FuseParams, Fused, Ranks, Weights,
+};

@@ -314,6 +314,42 @@ pub fn fuse(arms: JsValue, params: JsValue) -> Result<JsValue, JsError> {
     to_js(&fused)
 }
 
+/// Each hit's explain terms (`{vector, keyword, entity}`, each `{rank, weight, term}` or null
+/// where the arm did not vote), for a list of hits' ranks, the weights in effect and `k`. One
+/// call for all the hits of a recall: crossing into the wasm per hit cost more than the terms.
+#[wasm_bindgen(js_name = explainTerms)]
+pub fn explain_terms(ranks: JsValue, weights: JsValue, k: f64) -> Result<JsValue, JsError> {
+    let ranks: Vec<core::Ranks> = from_js(ranks, "ranks")?;
+    let weights: core::Weights = from_js(weights, "weights")?;
+    let terms: Vec<core::ArmTerms> = ranks
+        .iter()
+        .map(|r| core::explain_terms(r, &weights, k))
+        .collect();
+    to_js(&terms)
+}
+
+/// A recall response (`{query, results}`; other fields are ignored) as the text an agent reads.
+#[wasm_bindgen(js_name = formatRecall)]
+pub fn format_recall(recall: JsValue) -> Result<String, JsError> {
+    let r: core::recall_text::Recall = from_js(recall, "recall response")?;
+    Ok(core::recall_text::format_recall(&r.query, &r.results))
+}
+
+/// Where a recall hit comes from, as an agent should cite it.
+#[wasm_bindgen]
+pub fn citation(hit: JsValue) -> Result<String, JsError> {
+    let h: core::recall_text::Hit = from_js(hit, "recall hit")?;
+    Ok(core::recall_text::citation(&h))
+}
+
+/// What remember answers a model, from the saved memory's key, id and version. Plain arguments,
+/// not an object through serde: its deserializer cost the wasm 1.3 KB gzipped.
+#[wasm_bindgen(js_name = rememberedText)]
+pub fn remembered_text(key: Option<String>, id: f64, version: f64) -> String {
+    // Ids and versions are integers well inside f64's exact range; `as` saturates, never panics.
+    core::recall_text::remembered_text(key.as_deref(), id as i64, version as i64)
+}
+
 /// A mention as JS sees it: `{ name, display, kind, strength, count }`.
 #[derive(Serialize)]
 struct JsMention<'a> {

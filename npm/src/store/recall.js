@@ -1,5 +1,6 @@
 // Recall: the query embedded, then ONE memloom_fuse call (sql/memloom/08_fusion.sql).
 import { MemloomError } from '../errors.js';
+import { ensureReady } from '../core.js';
 import { embedTexts } from './embedder.js';
 import { ARMS, recallResponse } from '../recall-response.js';
 import { checkNoNul, toInstant } from './input.js';
@@ -60,6 +61,8 @@ export async function recall(store, query, options = {}) {
   }
   const queryMs = ms(performance.now() - queryStarted);
   const timings = { embedder: `${store.embedder.name}-v${store.embedder.version}`, embedMs, queryMs };
+  // The explain terms are the core's; a browser store with an API embedder may not have loaded it.
+  if (explain) await ensureReady();
   return recallResponse(query, rows, { tookMs: ms(performance.now() - started), explain, k, weights: w, timings });
 }
 

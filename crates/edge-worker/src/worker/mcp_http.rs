@@ -43,8 +43,8 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
         ToolCall::Invalid { message, .. } => Ok(mcp::tool_error(&message)),
         ToolCall::Recall(recall) => {
             let (rows, _, _) = store::recall(cx, &recall, namespace).await?;
-            let out = to_value(&api::recall_response(&recall, &rows, cx.elapsed(), None))?;
-            Ok(mcp::tool_result(mcp::format_recall(&out), &out))
+            let out = api::recall_response(&recall, &rows, cx.elapsed(), None);
+            Ok(mcp::tool_result(mcp::format_recall(&out), &to_value(&out)?))
         }
         ToolCall::Remember(memory) => {
             let saved = store::remember(cx, &memory, namespace).await?;

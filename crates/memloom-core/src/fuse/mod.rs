@@ -138,12 +138,50 @@ pub fn fuse(arms: &ArmRankings, params: &FuseParams) -> Result<Vec<Fused>, Error
 /// `k + r` is added in `f64` (exact: both are integers under 2^33), as SQL's double precision
 /// `k` does: in `u32` it overflowed for `k` near `u32::MAX` (found by fuzzing).
 pub fn rrf_score(ranks: &Ranks, params: &FuseParams) -> f64 {
-    let term = |weight: f64, rank: Option<u32>| match rank {
-        Some(r) => weight / (f64::from(params.k) + f64::from(r)),
-        None => 0.0,
-    };
+    let k = f64::from(params.k);
+    let term = |weight: f64, rank: Option<u32>| rank.map_or(0.0, |r| arm_term(weight, k, r));
     let w = &params.weights;
     term(w.vector, ranks.vector) + term(w.keyword, ranks.keyword) + term(w.entity, ranks.entity)
+}
+
+/// One arm's share of an item's fused score, `weight / (k + rank)`: the term [`rrf_score`] adds
+/// and the one a recall's explain shows. `k` is a double, as SQL's `memloom_fuse` takes it (the
+/// npm store passes a caller's `k` through); `k + rank` is exact for every rank.
+pub fn arm_term(weight: f64, k: f64, rank: u32) -> f64 {
+    weight / (k + f64::from(rank))
+}
+
+/// A voting arm's term in a recall's explain: its rank, its weight and `weight / (k + rank)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ArmTerm {
+    pub rank: u32,
+    pub weight: f64,
+    pub term: f64,
+}
+
+/// Each arm's [`ArmTerm`], `None` (null in JSON) where the arm did not vote; the terms add up,
+/// in this order, to the item's fused score.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct ArmTerms {
+    pub vector: Option<ArmTerm>,
+    pub keyword: Option<ArmTerm>,
+    pub entity: Option<ArmTerm>,
+}
+
+/// The explain terms of an item ranked `ranks`, with the `weights` and `k` the recall used.
+pub fn explain_terms(ranks: &Ranks, weights: &Weights, k: f64) -> ArmTerms {
+    let term = |weight: f64, rank: Option<u32>| {
+        rank.map(|rank| ArmTerm {
+            rank,
+            weight,
+            term: arm_term(weight, k, rank),
+        })
+    };
+    ArmTerms {
+        vector: term(weights.vector, ranks.vector),
+        keyword: term(weights.keyword, ranks.keyword),
+        entity: term(weights.entity, ranks.entity),
+    }
 }
 
 fn check_weights(w: &Weights) -> Result<(), Error> {
@@ -213,6 +251,35 @@ mod tests {
         };
         let out = fuse(&arms2, &p).unwrap();
         assert_eq!(out.iter().map(|f| f.id).collect::<Vec<_>>(), vec![4, 9]);
+    }
+
+    #[test]
+    fn explain_terms_add_up_to_the_score() {
+        let ranks = Ranks {
+            vector: Some(1),
+            keyword: Some(3),
+            entity: None,
+        };
+        let w = Weights {
+            entity: 1.0,
+            ..Weights::default()
+        };
+        let t = explain_terms(&ranks, &w, 60.0);
+        let (v, kw) = (t.vector.unwrap(), t.keyword.unwrap());
+        assert_eq!((v.rank, v.weight, v.term), (1, 1.0, 1.0 / 61.0));
+        assert_eq!((kw.rank, kw.weight, kw.term), (3, 2.0, 2.0 / 63.0));
+        assert_eq!(t.entity, None, "the entity arm did not vote");
+        let p = FuseParams { k: 60, weights: w };
+        assert_eq!(v.term + kw.term, rrf_score(&ranks, &p));
+        // A fractional k (the npm store passes the caller's through) is used as given.
+        assert_eq!(
+            explain_terms(&ranks, &w, 0.5).vector.unwrap().term,
+            1.0 / 1.5
+        );
+        assert_eq!(
+            explain_terms(&Ranks::default(), &w, 60.0),
+            ArmTerms::default()
+        );
     }
 
     #[test]
