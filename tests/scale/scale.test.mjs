@@ -256,6 +256,44 @@ test('concurrent writes through the proxy keep one active version per key', asyn
   assert.deepEqual(rows, keys.map((key) => ({ key, active: 1 })));
 });
 
+test('a bulk import through the proxy (remember --file, one routed call per batch) equals one server\'s, and a re-run adds nothing', async () => {
+  // 1,200 records in batches of 100: 40 keys with 25 versions each (seq 1..25, in order) and 200
+  // unkeyed memories, interleaved so that a key's versions span several batches.
+  const file = join(OUT, 'bulk.jsonl');
+  const lines = [];
+  for (let v = 1; v <= 25; v++) {
+    for (let k = 0; k < 40; k++) lines.push({ key: `bulk-${k}`, seq: v, text: `setting ${k} is value ${v * 7 + k}` });
+    if (v <= 8) for (let u = 0; u < 25; u++) lines.push({ text: `unkeyed note ${v}-${u} about batch imports` });
+  }
+  writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  const history = async (url) =>
+    sql(url, `SELECT key, version, status, content FROM memloom_items WHERE namespace = 'bulk' AND kind = 'memory' ORDER BY key NULLS FIRST, version, content`);
+  for (const url of [PROXY, SINGLE]) {
+    cli(url, 'bulk', ['init']);
+    const r = JSON.parse(cli(url, 'bulk', ['remember', '--file', file, '--batch-size', '100', '--json']).stdout);
+    assert.equal(r.written, lines.length, JSON.stringify(r));
+    assert.equal(r.batches, 12, JSON.stringify(r));
+  }
+  const p = await route('bulk');
+  const onPartition = await history(PARTS[p]);
+  assert.equal(onPartition.length, lines.length);
+  assert.deepEqual(onPartition, await history(SINGLE), 'the same versions, statuses and texts as on one server');
+  const rows = await placement('bulk');
+  assert.deepEqual(rows.map((n, i) => (i === p ? 0 : n)), rows.map(() => 0), `bulk: rows outside p${p}: ${rows}`);
+  const active = onPartition.filter((r) => r.key !== null && r.status === 'active');
+  assert.equal(active.length, 40);
+  assert.ok(active.every((r) => r.version === 25));
+  // The same file again: every keyed record is at or below its key's newest seq, so nothing is
+  // written (the unkeyed ones are new memories again, as on one server).
+  for (const url of [PROXY, SINGLE]) {
+    const r = JSON.parse(cli(url, 'bulk', ['remember', '--file', file, '--batch-size', '100', '--json']).stdout);
+    assert.deepEqual([r.written, r.skipped], [200, 1000], JSON.stringify(r));
+  }
+  const again = await history(PARTS[p]);
+  assert.equal(again.filter((r) => r.key !== null).length, 1000, 'no keyed version added by the re-run');
+  assert.deepEqual(again, await history(SINGLE));
+});
+
 function shard(args) {
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, [join(ROOT, 'scripts', 'memloom-shard.mjs'), ...args, '--proxy', PROXY], { stdio: ['ignore', 'pipe', 'inherit'] });
