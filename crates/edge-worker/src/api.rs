@@ -5,6 +5,7 @@ use memloom_core::fuse::{
     self, ArmTerms, Weights, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD,
     DEFAULT_WEIGHT_VECTOR,
 };
+use memloom_core::{parse_instant, Instant, InstantForms};
 use memloom_sql::{FuseParams, FusedRow};
 use serde::{Deserialize, Serialize};
 
@@ -60,7 +61,7 @@ pub struct Recall {
     pub kinds: Option<Vec<String>>,
     pub weights: WeightsRequest,
     pub explain: bool,
-    /// RFC 3339 UTC instants, validated ([`instant`]).
+    /// RFC 3339 UTC instants, validated by [`memloom_core::instant`].
     pub as_of: Option<String>,
     pub since: Option<String>,
     pub until: Option<String>,
@@ -94,142 +95,16 @@ pub struct MemoryRequest {
     pub at: Option<String>,
 }
 
-/// An instant as the API takes it (`asOf`, `since`, `until`, a memory's `at`), the forms the
-/// npm store's `toInstant` takes: `YYYY-MM-DD`, optionally `THH:MM`, `:SS`, `.fff` and `Z` or
-/// an offset (none: UTC). Returns the instant as RFC 3339 UTC with milliseconds (the stored
-/// precision) and as milliseconds since the epoch; a date alone with `end_of_day` is the last
-/// millisecond of that day. `Err` says what is wrong.
-pub fn instant(field: &str, v: &str, end_of_day: bool) -> Result<(String, i64), String> {
-    let bad = || {
-        format!(
-            "{field} must be an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not {:?}",
-            crate::error::truncate(v, 40)
-        )
-    };
-    let b = v.trim().as_bytes();
-    let num = |r: std::ops::Range<usize>| -> Option<i64> {
-        let s = b.get(r)?;
-        if s.iter().all(u8::is_ascii_digit) {
-            std::str::from_utf8(s).ok()?.parse().ok()
-        } else {
-            None
-        }
-    };
-    let (y, mo, d) = match (num(0..4), b.get(4), num(5..7), b.get(7), num(8..10)) {
-        (Some(y), Some(b'-'), Some(mo), Some(b'-'), Some(d)) => (y, mo, d),
-        _ => return Err(bad()),
-    };
-    let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let days_in = [
-        31,
-        if leap { 29 } else { 28 },
-        31,
-        30,
-        31,
-        30,
-        31,
-        31,
-        30,
-        31,
-        30,
-        31,
-    ];
-    if !(1..=12).contains(&mo) || d < 1 || d > days_in[(mo - 1) as usize] {
-        return Err(format!("{field}: {v:?} is not a date in the calendar"));
-    }
-    let (mut h, mut mi, mut sec, mut ms, mut off) = (0i64, 0i64, 0i64, 0i64, 0i64);
-    let mut i = 10;
-    if b.len() > 10 {
-        if !matches!(b[10], b'T' | b't' | b' ') {
-            return Err(bad());
-        }
-        match (num(11..13), b.get(13), num(14..16)) {
-            (Some(hh), Some(b':'), Some(mm)) => (h, mi) = (hh, mm),
-            _ => return Err(bad()),
-        }
-        i = 16;
-        if b.get(i) == Some(&b':') {
-            sec = num(i + 1..i + 3).ok_or_else(bad)?;
-            i += 3;
-            if b.get(i) == Some(&b'.') {
-                let start = i + 1;
-                i = start;
-                while b.get(i).is_some_and(u8::is_ascii_digit) {
-                    i += 1;
-                }
-                if i == start {
-                    return Err(bad());
-                }
-                let frac = std::str::from_utf8(&b[start..i.min(start + 3)]).map_err(|_| bad())?;
-                ms = format!("{frac:0<3}").parse().map_err(|_| bad())?;
-            }
-        }
-        match b.get(i) {
-            None => {}
-            Some(b'Z' | b'z') if i + 1 == b.len() => i += 1,
-            Some(&sign @ (b'+' | b'-')) => {
-                let oh = num(i + 1..i + 3).ok_or_else(bad)?;
-                let om = match (b.get(i + 3), b.len() - i) {
-                    (None, _) => 0,
-                    (Some(b':'), 6) => num(i + 4..i + 6).ok_or_else(bad)?,
-                    (Some(_), 5) => num(i + 3..i + 5).ok_or_else(bad)?,
-                    _ => return Err(bad()),
-                };
-                off = (oh * 60 + om) * if sign == b'+' { 1 } else { -1 };
-                i = b.len();
-            }
-            _ => return Err(bad()),
-        }
-        if h > 23 || mi > 59 || sec > 59 {
-            return Err(format!("{field}: {v:?} is not a time of day"));
-        }
-    }
-    if i != b.len() {
-        return Err(bad());
-    }
-    // Days since 1970-01-01 (Howard Hinnant's days_from_civil).
-    let (yy, mm) = if mo <= 2 {
-        (y - 1, mo + 9)
-    } else {
-        (y, mo - 3)
-    };
-    let era = yy.div_euclid(400);
-    let yoe = yy - era * 400;
-    let doy = (153 * mm + 2) / 5 + d - 1;
-    let days = era * 146_097 + yoe * 365 + yoe / 4 - yoe / 100 + doy - 719_468;
-    let mut t = ((days * 24 + h) * 60 + mi - off) * 60_000 + sec * 1000 + ms;
-    if b.len() == 10 && end_of_day {
-        t += 86_400_000 - 1;
-    }
-    // Back to civil time, UTC.
-    let (day, rem) = (t.div_euclid(86_400_000), t.rem_euclid(86_400_000));
-    let z = day + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let dd = doy - (153 * mp + 2) / 5 + 1;
-    let mon = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(mon <= 2);
-    let iso = format!(
-        "{year:04}-{mon:02}-{dd:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000
-    );
-    Ok((iso, t))
-}
-
+/// An instant (`asOf`, `since`, `until`, a memory's `at`) by memloom-core's rule, the npm
+/// store's too (`memloom_core::instant`): 400 `invalid_time` with the core's message otherwise.
 fn optional_instant(
     field: &str,
     v: Option<&str>,
     end_of_day: bool,
-) -> Result<Option<(String, i64)>, ApiError> {
-    v.map(|v| instant(field, v, end_of_day))
+) -> Result<Option<Instant>, ApiError> {
+    v.map(|v| parse_instant(field, v, end_of_day, InstantForms::Text))
         .transpose()
-        .map_err(|m| ApiError::bad_request("invalid_time", m))
+        .map_err(|e| ApiError::bad_request("invalid_time", e.to_string()))
 }
 
 /// PostgreSQL text cannot hold U+0000 (SQLSTATE 22021, which would be a 500): refused up front.
@@ -353,12 +228,13 @@ pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
     let since = optional_instant("since", req.since.as_deref(), false)?;
     let until = optional_instant("until", req.until.as_deref(), true)?;
     if let (Some(s), Some(u)) = (&since, &until) {
-        if s.1 > u.1 {
+        if s > u {
             return Err(ApiError::bad_request(
                 "invalid_time",
                 format!(
                     "since ({}) is after until ({}): nothing can match",
-                    s.0, u.0
+                    s.iso(),
+                    u.iso()
                 ),
             ));
         }
@@ -369,9 +245,9 @@ pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
         kinds,
         weights,
         explain: req.explain.unwrap_or(false),
-        as_of: as_of.map(|t| t.0),
-        since: since.map(|t| t.0),
-        until: until.map(|t| t.0),
+        as_of: as_of.map(Instant::iso),
+        since: since.map(Instant::iso),
+        until: until.map(Instant::iso),
     })
 }
 
@@ -380,7 +256,7 @@ pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
 pub struct Memory {
     pub text: String,
     pub key: Option<String>,
-    /// The event time, RFC 3339 UTC ([`instant`]).
+    /// The event time, RFC 3339 UTC ([`memloom_core::instant`]).
     pub at: Option<String>,
 }
 
@@ -421,7 +297,7 @@ pub fn parse_memory(body: &[u8]) -> Result<Memory, ApiError> {
             Some(k)
         }
     };
-    let at = optional_instant("at", req.at.as_deref(), false)?.map(|t| t.0);
+    let at = optional_instant("at", req.at.as_deref(), false)?.map(Instant::iso);
     Ok(Memory {
         text: req.text,
         key,
@@ -615,43 +491,9 @@ mod tests {
         parse_recall(body.as_bytes())
     }
 
+    // The rule itself is memloom-core's (instant.rs, tested there); these are the doors.
     #[test]
-    fn instants_are_parsed_to_utc_milliseconds_or_refused() {
-        let ok = |v: &str, eod: bool| instant("asOf", v, eod).unwrap().0;
-        assert_eq!(ok("2026-03-01", false), "2026-03-01T00:00:00.000Z");
-        assert_eq!(ok("2023-05-08", true), "2023-05-08T23:59:59.999Z");
-        assert_eq!(ok("2026-03-01T12:00Z", false), "2026-03-01T12:00:00.000Z");
-        assert_eq!(ok("2026-03-01T12:00", false), "2026-03-01T12:00:00.000Z");
-        assert_eq!(
-            ok("2026-03-01T12:00:05.1234+02:00", false),
-            "2026-03-01T10:00:05.123Z"
-        );
-        assert_eq!(
-            ok("2026-03-01T01:30-0130", false),
-            "2026-03-01T03:00:00.000Z"
-        );
-        assert_eq!(
-            ok("2024-02-29T23:59:59.999Z", true),
-            "2024-02-29T23:59:59.999Z"
-        );
-        assert_eq!(
-            ok("2000-01-01T00:00+01:00", false),
-            "1999-12-31T23:00:00.000Z"
-        );
-        assert_eq!(instant("x", "1970-01-01T00:00:01Z", false).unwrap().1, 1000);
-        for bad in [
-            "",
-            "yesterday",
-            "2023-02-29",
-            "2026-13-01",
-            "2026-03-01T24:00",
-            "2026-03-01T12",
-            "2026-03-01Tx",
-            "2026-03-01T12:00Zjunk",
-            "2026-3-1",
-        ] {
-            assert!(instant("asOf", bad, false).is_err(), "{bad:?} was accepted");
-        }
+    fn instants_reach_sql_in_utc_milliseconds_or_are_400s() {
         let r = recall(r#"{"query": "q", "asOf": "2026-03-01T12:00Z", "since": "2023-05-01", "until": "2023-05-31"}"#).unwrap();
         assert_eq!(r.as_of.as_deref(), Some("2026-03-01T12:00:00.000Z"));
         assert_eq!(r.until.as_deref(), Some("2023-05-31T23:59:59.999Z"));
@@ -659,12 +501,25 @@ mod tests {
         assert_eq!(p.since.as_deref(), Some("2023-05-01T00:00:00.000Z"));
         let e = recall(r#"{"query": "q", "asOf": "last tuesday"}"#).unwrap_err();
         assert_eq!((e.status, e.code), (400, "invalid_time"));
+        assert_eq!(
+            e.message,
+            "asOf must be an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not \"last tuesday\""
+        );
+        let e = recall(r#"{"query": "q", "until": "2023-02-30"}"#).unwrap_err();
+        assert_eq!(
+            (e.code, e.message.as_str()),
+            (
+                "invalid_time",
+                "until is not a valid date or time: \"2023-02-30\""
+            )
+        );
         let e =
             recall(r#"{"query": "q", "since": "2023-06-01", "until": "2023-05-01"}"#).unwrap_err();
         assert!(e.message.contains("is after until"), "{}", e.message);
         let m = parse_memory(br#"{"text": "t", "at": "2023-05-08"}"#).unwrap();
         assert_eq!(m.at.as_deref(), Some("2023-05-08T00:00:00.000Z"));
-        assert!(parse_memory(br#"{"text": "t", "at": "May 8"}"#).is_err());
+        let e = parse_memory(br#"{"text": "t", "at": "May 8"}"#).unwrap_err();
+        assert_eq!((e.status, e.code), (400, "invalid_time"));
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   of an OpenAI-compatible embeddings API (which embedder the settings select, its request
 //!   and response);
 //! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms, and each arm's explain term;
+//! - [`instant`]: the ISO 8601 instants a recall (`asOf`, `since`, `until`) and a memory
+//!   (`at`) take, in UTC milliseconds;
 //! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer.
 
 pub mod chunk;
@@ -15,6 +17,7 @@ pub mod embed;
 pub mod entity;
 mod error;
 pub mod fuse;
+pub mod instant;
 pub mod recall_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
@@ -27,3 +30,4 @@ pub use error::{Error, ErrorKind};
 pub use fuse::{
     explain_terms, fuse, ArmRankings, ArmTerm, ArmTerms, FuseParams, Fused, Ranks, Weights,
 };
+pub use instant::{not_an_instant, parse_instant, Instant, InstantForms};
