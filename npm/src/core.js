@@ -237,6 +237,31 @@ export function apiEmbeddingsResponse(spec, body, inputs) {
   return userError(() => wasm.apiEmbeddingsResponse(spec.endpoint, spec.model, spec.dims, answer, inputs));
 }
 
+// Instants ------------------------------------------------------------------------------------
+// memloom-core's instant rule (instant.rs), which the edge worker calls natively: the ISO 8601
+// forms asOf / since / until / at take, UTC when there is no offset, a date alone as until its
+// last millisecond, the calendar check and the error texts.
+
+/**
+ * An instant option as the text PostgreSQL gets (`YYYY-MM-DDTHH:MM:SS.mmmZ`, toISOString's
+ * form), or null for null / undefined: a Date, or an ISO 8601 string by the core's rule.
+ * Anything else, or a date off the calendar, is a MemloomError that names `what`.
+ * @param {unknown} value
+ * @param {string} what
+ * @param {{ endOfDay?: boolean }} [options]
+ * @returns {string | null}
+ */
+export function toInstant(value, what, { endOfDay = false } = {}) {
+  if (value == null) return null;
+  check();
+  if (typeof value === 'string') return userError(() => wasm.parseInstant(what, value, endOfDay));
+  if (value instanceof Date) {
+    const t = value.getTime();
+    return userError(() => wasm.dateInstant(what, t, JSON.stringify(Number.isNaN(t) ? String(value) : value.toISOString())));
+  }
+  throw new MemloomError(wasm.notAnInstant(what, typeof value === 'bigint' ? String(value) : (JSON.stringify(value) ?? String(value))));
+}
+
 // Recall text and explain -------------------------------------------------------------------
 // The words a model reads and the explain terms are memloom-core's (recall_text, fuse), which
 // the edge worker calls natively: one definition for both doors.

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { chunk, embed, ensureReady, explainTerms, formatRecall, fuse, NOT_READY_MESSAGE } from '../src/core.js';
+import { chunk, embed, ensureReady, explainTerms, formatRecall, fuse, NOT_READY_MESSAGE, toInstant } from '../src/core.js';
 import { apiEmbedder } from '../src/embedders.js';
 
 test('calling the core before init throws a clear error', () => {
@@ -18,6 +18,9 @@ test('calling the core before init throws a clear error', () => {
 test('the recall text and explain terms need the core too; ensureReady says what to do without a loader', async () => {
   assert.throws(() => formatRecall({ query: 'q', results: [] }), (e) => e.message === NOT_READY_MESSAGE);
   assert.throws(() => explainTerms([], { vector: 1, keyword: 2, entity: 0.5 }, 60), (e) => e.message === NOT_READY_MESSAGE);
+  // So does the instant rule (a browser store's recall and remember await ensureReady first).
+  assert.throws(() => toInstant('2026-03-01', 'asOf'), (e) => e.message === NOT_READY_MESSAGE);
+  assert.equal(toInstant(null, 'asOf'), null);
   await assert.rejects(ensureReady(), (e) => e.message === NOT_READY_MESSAGE);
 });
 
@@ -38,6 +41,7 @@ test("the browser entry loads the core on demand, and a failed load does not sto
   await init(readFileSync(new URL('../wasm/memloom_wasm_bg.wasm', import.meta.url)));
   await ensureReady();
   assert.equal(formatRecall({ query: 'z', results: [] }), 'no results for "z"; try other words, an identifier, or remember the fact first');
+  assert.equal(toInstant('2023-05-08', 'until', { endOfDay: true }), '2023-05-08T23:59:59.999Z');
 });
 
 test('an API embedder made before init checks its settings once the wasm is loaded', () => {

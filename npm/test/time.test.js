@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore, MemloomError } from '../src/entry-node.js';
+import { toInstant } from '../src/store/input.js';
 import { runCli } from './helpers.js';
 
 let tmp, store;
@@ -74,6 +75,33 @@ test('bad instants and an empty range are MemloomErrors that say what to pass', 
     await assert.rejects(store.recall('outage', opts), (e) => e instanceof MemloomError && re.test(e.message), JSON.stringify(opts));
   }
   await assert.rejects(store.remember('x', { at: 'last week' }), /at \(event time\) must be a Date or an ISO 8601/);
+});
+
+// The rule is memloom-core's (instant.rs, tested there, the worker's too); this is npm's door:
+// the forms the regex and Date once read differently now read as the core reads them.
+test('toInstant: strings by the core rule, Dates as their instant, the core\'s error texts', () => {
+  for (const [v, opts, want] of [
+    ['2026-03-01T12:00+02', {}, '2026-03-01T10:00:00.000Z'],
+    ['2026-03-01t12:00z', {}, '2026-03-01T12:00:00.000Z'],
+    [' 2026-03-01 12:00:05.1239 ', {}, '2026-03-01T12:00:05.123Z'],
+    ['2023-05-08', { endOfDay: true }, '2023-05-08T23:59:59.999Z'],
+    ['1969-12-31T23:59:59.999Z', {}, '1969-12-31T23:59:59.999Z'],
+    [new Date('2023-06-20T09:30:00Z'), { endOfDay: true }, '2023-06-20T09:30:00.000Z'],
+  ]) {
+    assert.equal(toInstant(v, 'asOf', opts), want, String(v));
+  }
+  assert.equal(toInstant(undefined, 'asOf'), null);
+  for (const [v, msg] of [
+    ['0000-01-01', 'asOf is not a valid date or time: "0000-01-01" (years 0001 to 9999 in UTC)'],
+    ['2026-03-01T12:00+25:00', 'asOf is not a valid date or time: "2026-03-01T12:00+25:00" (offsets run to ±23:59)'],
+    ['2026-03-01T23:59:60Z', 'asOf is not a valid date or time: "2026-03-01T23:59:60Z" (times run from 00:00:00 to 23:59:59)'],
+    [new Date('nope'), 'asOf is not a valid date or time: "Invalid Date"'],
+    [new Date(Date.UTC(10000, 0, 1)), 'asOf is not a valid date or time: "+010000-01-01T00:00:00.000Z" (years 0001 to 9999 in UTC)'],
+    [{ at: 1 }, 'asOf must be a Date or an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not {"at":1}'],
+    ['x'.repeat(50), `asOf must be a Date or an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not "${'x'.repeat(40)}..."`],
+  ]) {
+    assert.throws(() => toInstant(v, 'asOf'), (e) => e instanceof MemloomError && (typeof msg === 'string' ? e.message === msg : msg.test(e.message)), String(v));
+  }
 });
 
 test('CLI: remember --at, remember --file with at, recall --as-of / --since / --until, history text and --json', () => {

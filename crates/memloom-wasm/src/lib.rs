@@ -350,6 +350,29 @@ pub fn remembered_text(key: Option<String>, id: f64, version: f64) -> String {
     core::recall_text::remembered_text(key.as_deref(), id as i64, version as i64)
 }
 
+/// An instant text (`asOf`, `since`, `until`, a memory's `at`) by memloom-core's rule, as the
+/// canonical UTC text `YYYY-MM-DDTHH:MM:SS.mmmZ`; the error names `field`.
+#[wasm_bindgen(js_name = parseInstant)]
+pub fn parse_instant(field: &str, text: &str, end_of_day: bool) -> Result<String, JsError> {
+    core::parse_instant(field, text, end_of_day, core::InstantForms::TextOrDate)
+        .map(core::Instant::iso)
+        .map_err(core_err)
+}
+
+/// A `Date`'s time value as the same canonical text (`shown`: the Date as an error shows it).
+#[wasm_bindgen(js_name = dateInstant)]
+pub fn date_instant(field: &str, millis: f64, shown: &str) -> Result<String, JsError> {
+    core::Instant::from_millis(field, millis, shown)
+        .map(core::Instant::iso)
+        .map_err(core_err)
+}
+
+/// The refusal of a value that is neither text nor a `Date` (`shown`: the value as JSON).
+#[wasm_bindgen(js_name = notAnInstant)]
+pub fn not_an_instant(field: &str, shown: &str) -> String {
+    core::not_an_instant(field, shown, core::InstantForms::TextOrDate).to_string()
+}
+
 /// A mention as JS sees it: `{ name, display, kind, strength, count }`.
 #[derive(Serialize)]
 struct JsMention<'a> {

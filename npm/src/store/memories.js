@@ -1,6 +1,6 @@
 // Memories: remember (a new version supersedes the active one), bulk import, forget, history.
 // Each is one SQL function call per record or batch (sql/memloom/09_memories.sql, 14_reads.sql).
-import { vectorArrayLiteral } from '../core.js';
+import { ensureReady, vectorArrayLiteral } from '../core.js';
 import { MemloomError } from '../errors.js';
 import { embedTexts } from './embedder.js';
 import { checkNoNul, hasNul, toInstant } from './input.js';
@@ -28,6 +28,8 @@ export async function remember(store, text, { key, metadata, at } = {}) {
 
 /** Store#rememberMany (store.js documents it). @param {Store} store @param {import('../types.js').MemoryRecord[]} records */
 export async function rememberMany(store, records) {
+  // The instant rule is the core's; a browser store with an API embedder may not have loaded it.
+  if (records.some((r) => r?.at != null)) await ensureReady();
   for (const [i, r] of records.entries()) checkMemory(r, `memory ${i + 1}`);
   const vectors = await embedTexts(store, records.map((r) => r.text));
   const out = await store.db.transaction(async (tx) => {
@@ -71,6 +73,7 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   };
   for await (const r of records) {
     report.read++;
+    if (r?.at != null) await ensureReady();
     checkMemory(r, `memory ${report.read}`);
     if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
     batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at: toInstant(r.at, 'at') });

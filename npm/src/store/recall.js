@@ -15,6 +15,8 @@ export async function recall(store, query, options = {}) {
   if (typeof query !== 'string' || query.trim() === '') throw new MemloomError('recall needs a non-empty query');
   checkNoNul(query, 'the query');
   const { limit = 10, kinds, weights = {}, k, candidates, keywordFloor, arms, explain = false } = options;
+  // The instant rule is the core's; a browser store with an API embedder may not have loaded it.
+  if (options.asOf != null || options.since != null || options.until != null) await ensureReady();
   const asOf = toInstant(options.asOf, 'asOf');
   const since = toInstant(options.since, 'since');
   const until = toInstant(options.until, 'until', { endOfDay: true });
