@@ -120,6 +120,28 @@ fn truncate(s: &str) -> String {
     format!("{}...", &s[..end])
 }
 
+/// `s` as a JSON string, as JavaScript's `JSON.stringify` writes it (npm showed values so;
+/// Rust's `{:?}` differs for some characters and costs the wasm 4 KB of Unicode tables).
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if c < ' ' => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Parses `text` as the instant rule above; `field` names the option in the error (`asOf`,
 /// `--until`, `memories.jsonl:3: "at"`), `forms` what the error says the door takes.
 pub fn parse_instant(
@@ -128,7 +150,7 @@ pub fn parse_instant(
     end_of_day: bool,
     forms: InstantForms,
 ) -> Result<Instant, Error> {
-    let shown = format!("{:?}", truncate(text));
+    let shown = quote(&truncate(text));
     let bad = || refuse_form(field, &shown, forms);
     let b = text.trim().as_bytes();
     let num = |at: usize, len: usize| -> Option<i64> {
@@ -416,6 +438,14 @@ mod tests {
         assert_eq!(
             not_an_instant("at", "42", InstantForms::TextOrDate).to_string(),
             "at must be a Date or an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not 42"
+        );
+    }
+
+    #[test]
+    fn values_are_shown_as_json_strings() {
+        assert_eq!(
+            err("a\"b\\c\n\u{1}\u{8}é"),
+            r#"asOf must be an ISO 8601 date or time such as 2026-03-01 or 2026-03-01T12:00Z, not "a\"b\\c\n\u0001\bé""#
         );
     }
 
