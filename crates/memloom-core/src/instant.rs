@@ -155,11 +155,9 @@ pub fn parse_instant(
     let b = text.trim().as_bytes();
     let num = |at: usize, len: usize| -> Option<i64> {
         let s = b.get(at..at + len)?;
-        if s.iter().all(u8::is_ascii_digit) {
-            std::str::from_utf8(s).ok()?.parse().ok()
-        } else {
-            None
-        }
+        s.iter().try_fold(0, |n, c| {
+            c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+        })
     };
     let (y, mo, d) = match (num(0, 4), b.get(4), num(5, 2), b.get(7), num(8, 2)) {
         (Some(y), Some(b'-'), Some(mo), Some(b'-'), Some(d)) => (y, mo, d),
