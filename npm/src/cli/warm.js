@@ -8,7 +8,7 @@
 // a warm process holds: entry-node.js asks that process to close the store first).
 // Node builtins only, so that this path stays cheap.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
@@ -146,17 +146,44 @@ export async function startWarm(dir, g) {
   }
 }
 
-/** @param {string} path @returns {'taken' | 'busy' | 'error'} */
+/**
+ * The lock file appears with its pid already in it: written to a file of this process's own,
+ * then hard-linked into place (fails with EEXIST when taken). Opening the lock file and then
+ * writing the pid left an instant in which another CLI read it empty, took its CLI for gone,
+ * removed it and took the lock too: two warm processes raced for the store and one CLI fell
+ * back to the cold path.
+ * @param {string} path @returns {'taken' | 'busy' | 'error'}
+ */
 function takeSpawnLock(path) {
+  const mine = `${path}.${process.pid}`;
+  try {
+    writeFileSync(mine, `${process.pid}\n`, { mode: 0o644 });
+  } catch {
+    return 'error';
+  }
+  try {
+    return linkSpawnLock(mine, path);
+  } finally {
+    try {
+      unlinkSync(mine);
+    } catch {}
+  }
+}
+
+/** @param {string} mine @param {string} path @returns {'taken' | 'busy' | 'error'} */
+function linkSpawnLock(mine, path) {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, 'wx', 0o644);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
+      linkSync(mine, path);
       return 'taken';
     } catch (e) {
       if (/** @type {any} */ (e).code !== 'EEXIST') return 'error';
-      const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      let pid;
+      try {
+        pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+      } catch {
+        continue; // released meanwhile: try again
+      }
       if (Number.isInteger(pid) && pid > 0 && alive(pid)) return 'busy';
       try {
         unlinkSync(path); // its CLI is gone
