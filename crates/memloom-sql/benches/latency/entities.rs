@@ -62,14 +62,15 @@ pub(crate) async fn load_entities(
         }
     }
     writer.finish().await?;
-    // Foreign keys hold by construction; replica role skips their per-row triggers.
+    // Foreign keys hold by construction; replica role skips their per-row triggers, including
+    // the one that fills a mention's namespace from its item (sql/0012), so it is written here.
     client
         .batch_execute("SET session_replication_role = replica")
         .await?;
     let mentions = client
         .execute(
-            "INSERT INTO memloom_mentions (entity_id, item_id, strength)
-             SELECT e.id, i.id, bm.strength
+            "INSERT INTO memloom_mentions (entity_id, item_id, strength, namespace)
+             SELECT e.id, i.id, bm.strength, i.namespace
              FROM memloom_items i
              JOIN bench_mentions bm ON bm.base = (i.metadata->>'base')::integer
              JOIN memloom_entities e ON e.namespace = i.namespace AND e.name = bm.name AND e.kind = bm.kind
