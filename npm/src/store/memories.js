@@ -10,14 +10,17 @@ import { afterWrite, ANALYZE_CHECK_EVERY } from './maintenance.js';
 /** Memories per importMemories batch (one embed call and one transaction each). */
 export const IMPORT_BATCH = 500;
 
-/** A memory record's fields, as remember / rememberMany / importMemories take them. */
+/**
+ * A memory record's fields, as remember / rememberMany / importMemories take them, checked;
+ * returns its event time as PostgreSQL gets it (or null), so it is parsed once.
+ */
 function checkMemory(r, what) {
   if (typeof r?.text !== 'string' || r.text.trim() === '') throw new MemloomError(`${what} has no text`);
   if (r.key != null && (typeof r.key !== 'string' || r.key === '')) throw new MemloomError(`${what}: key must be a non-empty string`);
   checkNoNul(r.text, `${what}'s text`);
   if (r.key != null) checkNoNul(r.key, `${what}'s key`);
   if (r.metadata != null && hasNul(r.metadata)) checkNoNul('\0', `${what}'s metadata`);
-  toInstant(r.at, `${what}'s at (event time)`);
+  return toInstant(r.at, `${what}'s at (event time)`);
 }
 
 /** Store#remember (store.js documents it). @param {Store} store @param {string} text @param {import('../types.js').RememberOptions} [options] */
@@ -30,7 +33,7 @@ export async function remember(store, text, { key, metadata, at } = {}) {
 export async function rememberMany(store, records) {
   // The instant rule is the core's; a browser store with an API embedder may not have loaded it.
   if (records.some((r) => r?.at != null)) await ensureReady();
-  for (const [i, r] of records.entries()) checkMemory(r, `memory ${i + 1}`);
+  const ats = records.map((r, i) => checkMemory(r, `memory ${i + 1}`));
   const vectors = await embedTexts(store, records.map((r) => r.text));
   const out = await store.db.transaction(async (tx) => {
     const res = [];
@@ -41,7 +44,7 @@ export async function rememberMany(store, records) {
         r.text,
         vectors[i],
         JSON.stringify(r.metadata ?? {}),
-        toInstant(r.at, 'at'),
+        ats[i],
       ]);
       res.push({ id: Number(rows[0].id), key: r.key ?? null, version: Number(rows[0].version) });
     }
@@ -61,6 +64,8 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
   const report = { read: 0, written: 0, skipped: 0, superseding: 0, batches: 0 };
   let batch = [];
+  // The instant rule is the core's: loaded once, before the first record with an event time.
+  let coreLoaded = false;
   const flush = async () => {
     if (batch.length === 0) return;
     const r = await importBatch(store, batch);
@@ -73,10 +78,13 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   };
   for await (const r of records) {
     report.read++;
-    if (r?.at != null) await ensureReady();
-    checkMemory(r, `memory ${report.read}`);
+    if (r?.at != null && !coreLoaded) {
+      await ensureReady();
+      coreLoaded = true;
+    }
+    const at = checkMemory(r, `memory ${report.read}`);
     if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
-    batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at: toInstant(r.at, 'at') });
+    batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at });
     if (batch.length >= batchSize) await flush();
   }
   await flush();
