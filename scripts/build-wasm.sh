@@ -49,6 +49,9 @@ rm -rf "$ROOT/npm/schema" && mkdir -p "$ROOT/npm/schema"
 for f in recall-response limits; do
   node "$ROOT/npm/src/gen-schema.js" "$ROOT/schema/$f.json" > "$ROOT/npm/schema/$f.js"
 done
+# The offline embedders' names and the refusal of an unknown one, from the core just built
+# (settings.js and the CLI's options need them before any wasm is loaded).
+node "$ROOT/npm/src/gen-embedders.js" > "$ROOT/npm/schema/embedders.js"
 
 # static-v1's token table, loaded by the package at first use (never compiled into the wasm).
 # (Not a fresh folder: the store template below is kept while its stamp matches.)

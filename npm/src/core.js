@@ -262,6 +262,18 @@ export function toInstant(value, what, { endOfDay = false } = {}) {
   throw new MemloomError(wasm.notAnInstant(what, typeof value === 'bigint' ? String(value) : (JSON.stringify(value) ?? String(value))));
 }
 
+/**
+ * Refuses an empty recall window: `since` after `until` (both canonical instants, as toInstant
+ * gives them, or null).
+ * @param {string | null} since
+ * @param {string | null} until
+ */
+export function checkWindow(since, until) {
+  if (since == null || until == null) return;
+  check();
+  userError(() => wasm.checkWindow(since, until));
+}
+
 // Recall text and explain -------------------------------------------------------------------
 // The words a model reads and the explain terms are memloom-core's (recall_text, fuse), which
 // the edge worker calls natively: one definition for both doors.

@@ -3,9 +3,16 @@
 // user config > defaults). Pure (no I/O, no zod: browsers load it through embedders.js); config
 // files are found, read and checked (a zod schema built from this table) by config-node.js, and
 // embedders.js / extractors.js turn resolved settings into objects; daemon.* is the CLI's warm
-// process (cli/warm.js). `embedderFromEnv`,
-// `extractorFromEnv` and the CLI (so `memloom mcp` too) all resolve through here.
+// process (cli/warm.js). `embedderFromEnv`, `extractorFromEnv` and the CLI (so `memloom mcp`
+// too) all resolve through here. The offline embedders' names and the refusal of an unknown one
+// are memloom-core's, generated into schema/embedders.js at build time.
 import { MemloomError } from './errors.js';
+import { DEFAULT_EMBEDDER, OFFLINE_EMBEDDERS, UNKNOWN_EMBEDDER } from '../schema/embedders.js';
+
+/** How the CLI's help and the config docs list the offline embedders: "hash-v1 (default) or static-v1". */
+export const OFFLINE_EMBEDDERS_TEXT = OFFLINE_EMBEDDERS.map((n) => (n === DEFAULT_EMBEDDER ? `${n} (default)` : n))
+  .join(', ')
+  .replace(/, ([^,]*)$/, ' or $1');
 
 /**
  * @typedef {'string' | 'int'} SettingType
@@ -14,7 +21,7 @@ import { MemloomError } from './errors.js';
 
 /** @type {Setting[]} Every setting, by its config-file key ("section.name"). */
 export const SETTINGS = [
-  { key: 'embedder.name', env: 'MEMLOOM_EMBEDDER', type: 'string', flag: '--embedder', values: ['hash-v1', 'static-v1'], doc: 'an offline embedder: hash-v1 (default) or static-v1' },
+  { key: 'embedder.name', env: 'MEMLOOM_EMBEDDER', type: 'string', flag: '--embedder', values: OFFLINE_EMBEDDERS, doc: `an offline embedder: ${OFFLINE_EMBEDDERS_TEXT}` },
   { key: 'embedder.url', env: 'MEMLOOM_EMBED_URL', type: 'string', doc: 'an OpenAI-compatible /v1/embeddings endpoint (instead of an offline embedder)' },
   { key: 'embedder.model', env: 'MEMLOOM_EMBED_MODEL', type: 'string', doc: "the embeddings API's model" },
   { key: 'embedder.dims', env: 'MEMLOOM_EMBED_DIMS', type: 'int', doc: "the model's dimensions (sent as `dimensions`)" },
@@ -33,7 +40,7 @@ export const SETTINGS = [
 ];
 
 /** Defaults of the settings that have one (the rest are unset). */
-export const DEFAULTS = { 'embedder.name': 'hash-v1', 'progress.everyMs': 2000, 'progress.everyFiles': 100, 'progress.everyBatches': 20, 'daemon.idleSeconds': 300 };
+export const DEFAULTS = { 'embedder.name': DEFAULT_EMBEDDER, 'progress.everyMs': 2000, 'progress.everyFiles': 100, 'progress.everyBatches': 20, 'daemon.idleSeconds': 300 };
 
 export const BY_KEY = new Map(SETTINGS.map((s) => [s.key, s]));
 
@@ -56,9 +63,7 @@ export function settingsFromEnv(env) {
     } else flat[s.key] = raw;
   }
   if (flat['embedder.name'] !== undefined && !BY_KEY.get('embedder.name')?.values?.includes(String(flat['embedder.name']))) {
-    throw new MemloomError(
-      `unknown embedder ${JSON.stringify(flat['embedder.name'])} (MEMLOOM_EMBEDDER / --embedder); the offline ones are hash-v1, static-v1, and MEMLOOM_EMBED_URL selects an embeddings API`,
-    );
+    throw new MemloomError(UNKNOWN_EMBEDDER.join(JSON.stringify(flat['embedder.name'])));
   }
   return flat;
 }

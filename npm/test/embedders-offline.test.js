@@ -6,6 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { embedderFromEnv, openStore, staticEmbedder, hashEmbedder, loadStaticModel } from '../src/entry-node.js';
+import { chooseEmbedder } from '../src/core.js';
+import { settingsFromEnv, DEFAULTS } from '../src/settings.js';
+import { GLOBAL_OPTIONS } from '../src/cli/spec.js';
+import * as generated from '../schema/embedders.js';
 
 test('MEMLOOM_EMBEDDER picks an offline embedder; unknown names and conflicts are refused', () => {
   assert.equal(embedderFromEnv({}).id, 'hash-v1');
@@ -17,6 +21,27 @@ test('MEMLOOM_EMBEDDER picks an offline embedder; unknown names and conflicts ar
     () => embedderFromEnv({ MEMLOOM_EMBEDDER: 'static-v1', MEMLOOM_EMBED_URL: 'http://127.0.0.1:1/v1' }),
     /both the static-v1 embedder and MEMLOOM_EMBED_URL/,
   );
+});
+
+test("the settings' embedder names, default and refusal are the core's (schema/embedders.js, generated at build)", () => {
+  // What the core accepts and what the settings accept must be the same set: every generated
+  // name is one the core takes, the default is the core's choice when nothing is set.
+  for (const name of generated.OFFLINE_EMBEDDERS) assert.equal(chooseEmbedder({ name }).offline, name);
+  assert.equal(chooseEmbedder({}).offline, generated.DEFAULT_EMBEDDER);
+  assert.equal(DEFAULTS['embedder.name'], generated.DEFAULT_EMBEDDER);
+  assert.deepEqual(GLOBAL_OPTIONS.find((o) => o.flags.startsWith('--embedder')).choices, generated.OFFLINE_EMBEDDERS);
+  // The settings refuse (before any wasm is needed) with exactly the core's text.
+  for (const name of ['static-v2', 'HASH-V1', 'x y', 'a"b', 'hash_v1']) {
+    const core = (() => {
+      try {
+        chooseEmbedder({ name });
+      } catch (e) {
+        return e.message;
+      }
+    })();
+    assert.ok(core, `the core refuses ${JSON.stringify(name)}`);
+    assert.throws(() => settingsFromEnv({ MEMLOOM_EMBEDDER: name }), (e) => e.message === core);
+  }
 });
 
 test('a corrupted table is refused with a message that says what to use', async () => {

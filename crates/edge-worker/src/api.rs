@@ -5,7 +5,7 @@ use memloom_core::fuse::{
     self, ArmTerms, Weights, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY, DEFAULT_WEIGHT_KEYWORD,
     DEFAULT_WEIGHT_VECTOR,
 };
-use memloom_core::{parse_instant, Instant, InstantForms};
+use memloom_core::{check_window, parse_instant, Instant, InstantForms};
 use memloom_sql::{FuseParams, FusedRow};
 use serde::{Deserialize, Serialize};
 
@@ -227,18 +227,7 @@ pub fn parse_recall(body: &[u8]) -> Result<Recall, ApiError> {
     let as_of = optional_instant("asOf", req.as_of.as_deref(), false)?;
     let since = optional_instant("since", req.since.as_deref(), false)?;
     let until = optional_instant("until", req.until.as_deref(), true)?;
-    if let (Some(s), Some(u)) = (&since, &until) {
-        if s > u {
-            return Err(ApiError::bad_request(
-                "invalid_time",
-                format!(
-                    "since ({}) is after until ({}): nothing can match",
-                    s.iso(),
-                    u.iso()
-                ),
-            ));
-        }
-    }
+    check_window(since, until).map_err(|e| ApiError::bad_request("invalid_time", e.to_string()))?;
     Ok(Recall {
         query: query.to_string(),
         limit,

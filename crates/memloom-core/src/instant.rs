@@ -88,6 +88,19 @@ impl Instant {
 
 const OUT_OF_RANGE: &str = " (years 0001 to 9999 in UTC)";
 
+/// A recall's time window (`since` .. `until`, each optional and inclusive): refused when it is
+/// empty, since nothing could match and the caller has most likely swapped the two.
+pub fn check_window(since: Option<Instant>, until: Option<Instant>) -> Result<(), Error> {
+    match (since, until) {
+        (Some(s), Some(u)) if s > u => Err(Error::invalid_option(format!(
+            "since ({}) is after until ({}): nothing can match",
+            s.iso(),
+            u.iso()
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The refusal of a value that is not an instant's form at all (a number, an object, a text
 /// that is not ISO 8601). `shown` is the value as the caller writes it (JSON for JavaScript).
 pub fn not_an_instant(field: &str, shown: &str, forms: InstantForms) -> Error {
@@ -272,6 +285,20 @@ fn civil_from_days(day: i64) -> (i64, i64, i64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_empty_window_is_refused_and_a_one_instant_window_taken() {
+        let at = |t: &str| parse_instant("since", t, false, InstantForms::Text).unwrap();
+        let (may, june) = (at("2023-05-01"), at("2023-06-01"));
+        assert!(check_window(Some(may), Some(june)).is_ok());
+        assert!(check_window(Some(may), Some(may)).is_ok());
+        assert!(check_window(None, Some(may)).is_ok() && check_window(Some(may), None).is_ok());
+        let e = check_window(Some(june), Some(may)).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "since (2023-06-01T00:00:00.000Z) is after until (2023-05-01T00:00:00.000Z): nothing can match"
+        );
+    }
 
     fn iso(v: &str, end_of_day: bool) -> String {
         parse_instant("asOf", v, end_of_day, InstantForms::Text)

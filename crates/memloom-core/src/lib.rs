@@ -22,12 +22,12 @@ pub mod recall_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{
-    choose_embedder, embed, ApiEmbedder, EmbedderChoice, EmbedderInfo, EmbedderSettings,
-    StaticModel, HASH_V1, STATIC_V1,
+    choose_embedder, embed, unknown_embedder, ApiEmbedder, EmbedderChoice, EmbedderInfo,
+    EmbedderSettings, StaticModel, HASH_V1, STATIC_V1,
 };
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};
 pub use fuse::{
     explain_terms, fuse, ArmRankings, ArmTerm, ArmTerms, FuseParams, Fused, Ranks, Weights,
 };
-pub use instant::{not_an_instant, parse_instant, Instant, InstantForms};
+pub use instant::{check_window, not_an_instant, parse_instant, Instant, InstantForms};

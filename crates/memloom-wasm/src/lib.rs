@@ -373,6 +373,36 @@ pub fn not_an_instant(field: &str, shown: &str) -> String {
     core::not_an_instant(field, shown, core::InstantForms::TextOrDate).to_string()
 }
 
+/// A recall's `since` .. `until` (canonical texts, as `parseInstant` / `dateInstant` give them,
+/// or null): an error when the window is empty.
+#[wasm_bindgen(js_name = checkWindow)]
+pub fn check_window(since: Option<String>, until: Option<String>) -> Result<(), JsError> {
+    let at = |field: &str, v: Option<String>| {
+        v.map(|v| core::parse_instant(field, &v, false, core::InstantForms::Text))
+            .transpose()
+    };
+    core::check_window(
+        at("since", since).map_err(core_err)?,
+        at("until", until).map_err(core_err)?,
+    )
+    .map_err(core_err)
+}
+
+/// The offline embedders' ids, the default first (npm/schema/embedders.js is built from it).
+#[wasm_bindgen(js_name = offlineEmbedders)]
+pub fn offline_embedders() -> Vec<String> {
+    core::embed::OFFLINE_EMBEDDERS
+        .iter()
+        .map(core::EmbedderInfo::id)
+        .collect()
+}
+
+/// The refusal of an `MEMLOOM_EMBEDDER` that names no offline embedder.
+#[wasm_bindgen(js_name = unknownEmbedder)]
+pub fn unknown_embedder(name: &str) -> String {
+    core::unknown_embedder(name).to_string()
+}
+
 /// A mention as JS sees it: `{ name, display, kind, strength, count }`.
 #[derive(Serialize)]
 struct JsMention<'a> {

@@ -2,6 +2,8 @@
 // CommandSpec and its line in commands/index.js; adding a flag is one entry in its `options`.
 // main.js turns specs into commander commands (help, examples, did-you-mean); completion.js
 // turns the same specs into shell completion scripts.
+import { OFFLINE_EMBEDDERS } from '../../schema/embedders.js';
+import { OFFLINE_EMBEDDERS_TEXT } from '../settings.js';
 
 /**
  * @typedef {object} OptionSpec
@@ -38,7 +40,7 @@ export const GLOBAL_OPTIONS = [
   { flags: '--store <dir>', description: 'embedded store directory (default ./.memloom)', complete: 'dir' },
   { flags: '--database-url <url>', description: 'a PostgreSQL server with pgvector instead (or DATABASE_URL)' },
   { flags: '--namespace <ns>', description: 'the namespace to read and write (default "default")' },
-  { flags: '--embedder <name>', description: 'an offline embedder: hash-v1 (default) or static-v1 (or MEMLOOM_EMBEDDER, embedder.name)', choices: ['hash-v1', 'static-v1'] },
+  { flags: '--embedder <name>', description: `an offline embedder: ${OFFLINE_EMBEDDERS_TEXT} (or MEMLOOM_EMBEDDER, embedder.name)`, choices: OFFLINE_EMBEDDERS },
   { flags: '--json', description: 'print the result as JSON on stdout (shape: see the command\'s help)' },
   { flags: '-q, --quiet', description: 'no progress and no summary on stderr (warnings and errors still print)' },
 ];

@@ -1,6 +1,6 @@
 // Recall: the query embedded, then ONE memloom_fuse call (sql/memloom/08_fusion.sql).
 import { MemloomError } from '../errors.js';
-import { ensureReady } from '../core.js';
+import { checkWindow, ensureReady } from '../core.js';
 import { embedTexts } from './embedder.js';
 import { ARMS, recallResponse } from '../recall-response.js';
 import { checkNoNul, toInstant } from './input.js';
@@ -20,7 +20,7 @@ export async function recall(store, query, options = {}) {
   const asOf = toInstant(options.asOf, 'asOf');
   const since = toInstant(options.since, 'since');
   const until = toInstant(options.until, 'until', { endOfDay: true });
-  if (since != null && until != null && since > until) throw new MemloomError(`since (${since}) is after until (${until}): nothing can match`);
+  checkWindow(since, until);
   if (!Number.isInteger(limit) || limit <= 0) throw new MemloomError(`limit must be a positive integer, not ${limit}`);
   const enabled = new Set(arms ?? ARMS);
   for (const a of enabled) {

@@ -12,6 +12,16 @@ use crate::Error;
 /// The offline embedders, by the id `MEMLOOM_EMBEDDER` names them with.
 pub const OFFLINE_EMBEDDERS: [EmbedderInfo; 2] = [HASH_V1, STATIC_V1];
 
+/// The error for an `MEMLOOM_EMBEDDER` that names no offline embedder. npm's settings check
+/// (which runs before its wasm is loaded) uses this text, taken from here at build time.
+pub fn unknown_embedder(name: &str) -> Error {
+    let known: Vec<String> = OFFLINE_EMBEDDERS.iter().map(EmbedderInfo::id).collect();
+    Error::invalid_option(format!(
+        "unknown embedder {name:?} (MEMLOOM_EMBEDDER / --embedder); the offline ones are {}, and MEMLOOM_EMBED_URL selects an embeddings API",
+        known.join(", ")
+    ))
+}
+
 /// The embedder settings as a door has read them (unset or blank: `None`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EmbedderSettings<'a> {
@@ -80,11 +90,7 @@ pub fn choose_embedder(settings: &EmbedderSettings<'_>) -> Result<EmbedderChoice
             } else if name == STATIC_V1.id() {
                 Ok(EmbedderChoice::Static)
             } else {
-                let known: Vec<String> = OFFLINE_EMBEDDERS.iter().map(EmbedderInfo::id).collect();
-                Err(Error::invalid_option(format!(
-                    "unknown embedder {name:?} (MEMLOOM_EMBEDDER / --embedder); the offline ones are {}, and MEMLOOM_EMBED_URL selects an embeddings API",
-                    known.join(", ")
-                )))
+                Err(unknown_embedder(name))
             }
         }
     }

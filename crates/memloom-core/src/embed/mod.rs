@@ -42,7 +42,9 @@ mod stopwords;
 mod wordpiece;
 
 pub use api::{ApiEmbedder, API_EMBEDDER_VERSION, MAX_API_DIMS};
-pub use choose::{choose_embedder, EmbedderChoice, EmbedderSettings, OFFLINE_EMBEDDERS};
+pub use choose::{
+    choose_embedder, unknown_embedder, EmbedderChoice, EmbedderSettings, OFFLINE_EMBEDDERS,
+};
 pub use static_v1::{
     accumulate_rows as accumulate_static_rows, finish as finish_static, StaticModel,
     StaticTokenizer, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS, STATIC_V1_TABLE_CHECKSUM,
