@@ -201,6 +201,8 @@
  * @property {string} reason
  */
 
+/** @typedef {{ items: number, rows: number }} IndexBuild The store's active items, and its stored rows (every version) the HNSW index will hold. */
+
 /**
  * @typedef {object} IngestOptions
  * @property {number} [maxBytes] Chunk size cap (see ChunkOptions).
@@ -208,6 +210,7 @@
  * @property {number} [batchFiles] ... or this many changed files (default 500).
  * @property {(p: IngestProgress) => void} [onProgress] Per file, in order, as its batch is written.
  * @property {(w: IngestWarning) => void} [onWarning]
+ * @property {(e: IndexBuild) => void} [onIndexBuild] Embedded store: called once before it builds its HNSW indexes, when this write takes it past EMBEDDED_HNSW_THRESHOLD (20,000) active items; the build takes about a minute per 100k stored rows.
  */
 
 /**
@@ -270,6 +273,7 @@
  * @typedef {object} ImportOptions
  * @property {number} [batchSize] Records per batch; default IMPORT_BATCH (500).
  * @property {(b: ImportReport & { batch: number, size: number }) => void} [onBatch] After each commit.
+ * @property {(e: IndexBuild) => void} [onIndexBuild] As IngestOptions.onIndexBuild.
  */
 
 /** @typedef {{ type: 'header' | 'entity' | 'item' | 'end', [field: string]: unknown }} DumpLine A line of a dump (docs/EXPORT.md). */

@@ -21,7 +21,7 @@ export const INGEST_BATCH_FILES = 500;
  * @param {import('../types.js').IngestOptions} [options]
  */
 export async function ingest(store, inputs, options = {}) {
-  const { maxBytes, onProgress, onWarning } = options;
+  const { maxBytes, onProgress, onWarning, onIndexBuild } = options;
   const list = Array.isArray(inputs) ? inputs : [inputs];
   const warn = (w) => onWarning?.(w);
   const report = { files: 0, added: 0, changed: 0, unchanged: 0, empty: 0, removed: 0, skipped: 0, chunks: 0 };
@@ -167,7 +167,7 @@ export async function ingest(store, inputs, options = {}) {
     }
   }
   if (bulk.used) await refreshStats(store);
-  if (report.added + report.changed + report.removed > 0) await afterWrite(store);
+  if (report.added + report.changed + report.removed > 0) await afterWrite(store, { onIndexBuild });
   return report;
 }
 

@@ -11,6 +11,31 @@
  * PLAIN, no TOAST fetch per row). A server store builds the indexes at init (memloom_init_store).
  */
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
+/**
+ * The embedded store's HNSW build gets the memory its graph needs, up to this many MB (PGlite's
+ * maintenance_work_mem is 64MB). pgvector builds the graph in memory while it fits and much more
+ * slowly once it does not: 100k rows of 256 dimensions took 98 s at 64MB, 109 s at 128MB
+ * (still too small) and 48 s at 256MB, for 80 MB more peak RSS (docs/BENCHMARKS.md "Bulk
+ * remember"). A graph larger than this builds with the default, as before: it spills to disk
+ * anyway, and a huge import's memory stays bounded. A server keeps its operator's setting.
+ */
+export const EMBEDDED_INDEX_BUILD_MAX_MB = 256;
+/** pgvector's graph in memory, per row: the vector (4 bytes a dimension) and about 1 KB of neighbour lists and element (m = 16). */
+const GRAPH_BYTES_PER_ROW = 1024;
+/** maintenance_work_mem's own default (PGlite, PostgreSQL). */
+const DEFAULT_BUILD_MB = 64;
+
+/**
+ * maintenance_work_mem for building the indexes over `rows` rows of `dims` dimensions: the
+ * graph's estimate with a quarter to spare when that is above the default and within the cap,
+ * else null (keep the default).
+ * @param {number} rows
+ * @param {number} dims
+ */
+export function indexBuildMemoryMb(rows, dims) {
+  const mb = Math.ceil((rows * (dims * 4 + GRAPH_BYTES_PER_ROW) * 1.25) / 2 ** 20);
+  return mb > DEFAULT_BUILD_MB && mb <= EMBEDDED_INDEX_BUILD_MAX_MB ? mb : null;
+}
 /** pgvector's HNSW indexes `vector` columns of at most this many dimensions; above, exact search. */
 export const HNSW_MAX_DIMS = 2000;
 /** remember / forget run the planner-statistics growth check (memloom_analyze_if_grown) every this many. */
@@ -23,11 +48,13 @@ export const ANALYZE_CHECK_EVERY = 64;
  * writes, not the namespace. `small` (remember, forget): the growth check runs every
  * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
  * @param {Store} store
- * @param {{ small?: boolean }} [options]
+ * @param {{ small?: boolean, onIndexBuild?: (e: { items: number, rows: number }) => void }} [options] onIndexBuild:
+ *   told before the embedded store builds its HNSW indexes (a minute or more per 100k items),
+ *   so a long import can say why it went quiet.
  */
-export async function afterWrite(store, { small = false } = {}) {
+export async function afterWrite(store, { small = false, onIndexBuild } = {}) {
   if (!small || ++store._smallWrites % ANALYZE_CHECK_EVERY === 0) await analyzeIfGrown(store);
-  await maintainVectorIndex(store);
+  await maintainVectorIndex(store, { onIndexBuild });
 }
 
 /**
@@ -71,18 +98,36 @@ export async function activeItems(store) {
   return rows[0].n;
 }
 
-/** Store#maintainVectorIndex (store.js documents it). @param {Store} store @param {{ force?: boolean }} [options] */
-export async function maintainVectorIndex(store, { force = false } = {}) {
+/** Store#maintainVectorIndex (store.js documents it). @param {Store} store @param {{ force?: boolean, onIndexBuild?: (e: { items: number, rows: number }) => void }} [options] */
+export async function maintainVectorIndex(store, { force = false, onIndexBuild } = {}) {
   if (store._vectorIndex) return true;
   if (store.embedder.dims > HNSW_MAX_DIMS) return false;
-  if (store.kind === 'embedded' && !force) {
-    // The active items of every namespace, from the statistics the writes keep exact (a
-    // count(*) read the whole pool on every write); the catalog only past the threshold.
-    const { rows } = await store.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
-    if (rows[0].n < EMBEDDED_HNSW_THRESHOLD) return false;
+  const embedded = store.kind === 'embedded';
+  // The catalog is read only past the threshold.
+  if (embedded && !force && (await activeItemsAll(store)) < EMBEDDED_HNSW_THRESHOLD) return false;
+  if (!(await hasVectorIndex(store))) {
+    if (!embedded) await store.db.query('SELECT memloom_ensure_vector_index()');
+    else {
+      const { rows: [n] } = await store.db.query('SELECT (SELECT count(*) FROM memloom_items) AS items, (SELECT count(*) FROM memloom_entities) AS entities');
+      const rows = Number(n.items);
+      onIndexBuild?.({ items: await activeItemsAll(store), rows });
+      const mb = indexBuildMemoryMb(rows + Number(n.entities), store.embedder.dims);
+      await store.db.transaction(async (tx) => {
+        if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
+        await tx.query('SELECT memloom_ensure_vector_index()');
+      });
+    }
   }
-  if (!(await hasVectorIndex(store))) await store.db.query('SELECT memloom_ensure_vector_index()');
   return (store._vectorIndex = true);
+}
+
+/**
+ * The active items of every namespace, from the statistics the writes keep exact (a count(*)
+ * read the whole pool on every write). @param {Store} store
+ */
+async function activeItemsAll(store) {
+  const { rows } = await store.db.query(`SELECT coalesce(sum(doc_count), 0)::int AS n FROM memloom_namespace_stats`);
+  return rows[0].n;
 }
 
 /** Whether the HNSW indexes exist. @param {Store} store */

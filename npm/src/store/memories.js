@@ -60,7 +60,7 @@ export async function rememberMany(store, records) {
  * @param {Iterable<import('../types.js').ImportRecord> | AsyncIterable<import('../types.js').ImportRecord>} records
  * @param {import('../types.js').ImportOptions} [options]
  */
-export async function importMemories(store, records, { batchSize = IMPORT_BATCH, onBatch } = {}) {
+export async function importMemories(store, records, { batchSize = IMPORT_BATCH, onBatch, onIndexBuild } = {}) {
   if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
   const report = { read: 0, written: 0, skipped: 0, superseding: 0, batches: 0 };
   let batch = [];
@@ -88,7 +88,7 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
     if (batch.length >= batchSize) await flush();
   }
   await flush();
-  if (report.written > 0) await afterWrite(store, { small: report.written < ANALYZE_CHECK_EVERY });
+  if (report.written > 0) await afterWrite(store, { small: report.written < ANALYZE_CHECK_EVERY, onIndexBuild });
   return report;
 }
 

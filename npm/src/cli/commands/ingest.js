@@ -1,5 +1,6 @@
 import { positiveInt } from '../args.js';
 import { runIndex } from './index-cmd.js';
+import { indexBuildLine } from '../progress.js';
 
 /** @type {import('../spec.js').CommandSpec} */
 export default {
@@ -28,6 +29,10 @@ export default {
         onWarning: (w) => {
           bar.clear();
           ctx.warn(`skipped ${w.path ?? w.source}: ${w.reason}`);
+        },
+        onIndexBuild: (e) => {
+          bar.clear();
+          ctx.info(indexBuildLine(e));
         },
       });
       bar.done();

@@ -2,6 +2,7 @@ import { MemloomError } from '../../errors.js';
 import { IMPORT_BATCH, toInstant } from '../../store.js';
 import { UsageError, positiveInt } from '../args.js';
 import { readJsonl } from '../jsonl.js';
+import { indexBuildLine } from '../progress.js';
 
 /** @type {import('../spec.js').CommandSpec} */
 export default {
@@ -92,6 +93,10 @@ async function rememberFile(ctx, file, batchSize) {
     const res = await store.importMemories(stream, {
       batchSize,
       onBatch: (b) => bar.update({ done: b.read, total, started, tick: true }),
+      onIndexBuild: (e) => {
+        bar.clear();
+        ctx.info(indexBuildLine(e));
+      },
     });
     bar.done();
     const secs = (Date.now() - started) / 1000;

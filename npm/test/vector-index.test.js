@@ -1,0 +1,47 @@
+// The embedded store's HNSW build (store/maintenance.js): it says it is starting (a long import
+// goes quiet for a minute per 100k rows while it runs), gives the build its own memory for the
+// one transaction only, and leaves recall as it was (the exact scan and the index agree on a
+// small store).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openStore } from '../src/entry-node.js';
+import { EMBEDDED_INDEX_BUILD_MAX_MB, indexBuildMemoryMb } from '../src/store/maintenance.js';
+
+const ids = (r) => r.results.map((x) => x.id);
+
+test('the embedded vector index build is announced, gets its own memory, and changes no result', async () => {
+  const store = await openStore({});
+  try {
+    const texts = ['deploy freeze on friday', 'the orders api listens on port 8080', 'retry the queue worker on timeout', 'heap limit of the node process'];
+    for (const [i, text] of texts.entries()) await store.remember(text, { key: `k${i % 3}` });
+    const queries = ['deploy friday', 'which port does the orders api use', 'worker retries'];
+    const before = [];
+    for (const q of queries) before.push(ids(await store.recall(q)));
+    const { rows: [{ maintenance_work_mem: base }] } = await store.db.query('SHOW maintenance_work_mem');
+
+    const seen = [];
+    assert.equal(await store.maintainVectorIndex({ force: true, onIndexBuild: (e) => seen.push(e) }), true);
+    // 3 keys active, 4 rows stored (one superseded version).
+    assert.deepEqual(seen, [{ items: 3, rows: 4 }]);
+    const { rows: [{ present }] } = await store.db.query('SELECT memloom_vector_index_exists() AS present');
+    assert.equal(present, true);
+    // SET LOCAL: the session's setting is back once the build's transaction ended.
+    const { rows: [{ maintenance_work_mem: after }] } = await store.db.query('SHOW maintenance_work_mem');
+    assert.equal(after, base);
+    // Built once: a second call neither builds nor announces.
+    assert.equal(await store.maintainVectorIndex({ force: true, onIndexBuild: (e) => seen.push(e) }), true);
+    assert.equal(seen.length, 1);
+    for (const [i, q] of queries.entries()) assert.deepEqual(ids(await store.recall(q)), before[i], q);
+  } finally {
+    await store.close();
+  }
+});
+
+test('the build memory: the default for a small graph, the estimate up to the cap, the default past it', () => {
+  assert.equal(indexBuildMemoryMb(4, 256), null);
+  const mb = indexBuildMemoryMb(100_000, 256);
+  // 100k rows of 256 dimensions: what the benchmark measured to fit (more than 128 MB, at most 256).
+  assert.ok(mb > 128 && mb <= EMBEDDED_INDEX_BUILD_MAX_MB, String(mb));
+  assert.ok(indexBuildMemoryMb(60_000, 256) < mb);
+  assert.equal(indexBuildMemoryMb(1_000_000, 256), null);
+});
