@@ -98,7 +98,8 @@ impl WorkerConfig {
                 "the embedder settings (MEMLOOM_EMBEDDER, MEMLOOM_EMBED_*) are invalid",
                 e,
             )
-        });
+        })
+        .and_then(built_in);
         let via = if hyperdrive.is_some() {
             "hyperdrive"
         } else {
@@ -256,6 +257,20 @@ pub fn embedder_from_vars(
         dims,
     };
     choose_embedder(&settings).map_err(|e| e.to_string())
+}
+
+/// What a worker built without the `static-v1` feature answers (500 `misconfigured`) when
+/// `MEMLOOM_EMBEDDER` asks for static-v1: the fix is a build, not a setting.
+pub const STATIC_V1_NOT_BUILT: &str = "MEMLOOM_EMBEDDER is static-v1, but this worker was built without static-v1 (scripts/build-worker.sh --no-static); deploy the default build (bash scripts/build-worker.sh, the crate's static-v1 feature), or set MEMLOOM_EMBEDDER to the store's embedder";
+
+/// The chosen embedder, if this build carries it. static-v1 needs the core's WordPiece
+/// tokenizer and character tables in the wasm (the crate's `static-v1` feature, on by default);
+/// the small build leaves them out to fit the bundle budget.
+fn built_in(embedder: EmbedderConfig) -> Result<EmbedderConfig, ConfigError> {
+    if embedder == EmbedderConfig::Static && !cfg!(feature = "static-v1") {
+        return Err(ConfigError::new(STATIC_V1_NOT_BUILT));
+    }
+    Ok(embedder)
 }
 
 /// `(name, version, dims)` as `memloom_meta` records them and `memloom_check_embedder` takes
@@ -449,6 +464,30 @@ mod tests {
             embedder_from_vars(None, Some("https://x/v1"), Some("m"), Some("16001")).unwrap_err();
         assert!(e.contains("1 to 16000"), "{e}");
         assert!(embedder_from_vars(None, Some("ftp://x"), Some("m"), Some("3")).is_err());
+    }
+
+    // Without the static-v1 feature (`cargo test -p edge-worker --no-default-features`) the
+    // name is still known (the core's rule), but the worker refuses it at the door and says
+    // which build to deploy; with it, static-v1 is read like any other embedder.
+    #[test]
+    fn static_v1_needs_the_build_that_carries_it() {
+        let c = read(&[("MEMLOOM_EMBEDDER", "static-v1")], None);
+        if cfg!(feature = "static-v1") {
+            assert_eq!(c.embedder.unwrap(), EmbedderConfig::Static);
+            return;
+        }
+        let e = c.embedder.unwrap_err();
+        assert_eq!(e.what, STATIC_V1_NOT_BUILT);
+        let api = e.api_error();
+        assert_eq!((api.status, api.code), (500, "misconfigured"));
+        assert!(
+            api.message.contains("built without static-v1")
+                && api.message.contains("bash scripts/build-worker.sh"),
+            "{}",
+            api.message
+        );
+        let c = read(&[("MEMLOOM_EMBEDDER", "hash-v1")], None);
+        assert_eq!(c.embedder.unwrap(), EmbedderConfig::Hash);
     }
 
     #[test]

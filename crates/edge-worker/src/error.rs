@@ -180,9 +180,18 @@ pub fn from_sqlstate(sqlstate: Option<&str>) -> ApiError {
 
 /// The store refused the worker's embedder: `message` is the store's own text, which names
 /// both embedders (`query embedded with hash-v2 (256 dimensions), store built with hash-v1 ...`).
+/// A worker built without static-v1 facing a static-v1 store adds that setting the worker's
+/// embedder cannot help: it needs the other build.
 pub fn embedder_mismatch(message: &str) -> ApiError {
-    ApiError::new(409, "embedder_mismatch", truncate(message, 400))
+    let mut message = truncate(message, 400);
+    if !cfg!(feature = "static-v1") && message.contains("store built with static-v") {
+        message.push_str(STATIC_V1_STORE_HINT);
+    }
+    ApiError::new(409, "embedder_mismatch", message)
 }
+
+/// The hint [`embedder_mismatch`] adds in a build without the `static-v1` feature.
+const STATIC_V1_STORE_HINT: &str = "; this worker was built without static-v1 (scripts/build-worker.sh --no-static): deploy the default build (bash scripts/build-worker.sh) with MEMLOOM_EMBEDDER=static-v1";
 
 /// At most `max` bytes of `s`, cut on a character boundary.
 pub fn truncate(s: &str, max: usize) -> String {
@@ -275,6 +284,20 @@ mod tests {
         let e = embedder_mismatch("query embedded with hash-v1 (256 dimensions), store built with api:m-v1 (1536 dimensions)");
         assert_eq!(e.status, 409);
         assert!(e.message.contains("hash-v1") && e.message.contains("api:m-v1"));
+    }
+
+    // `cargo test -p edge-worker --no-default-features` takes the other branch.
+    #[test]
+    fn a_static_v1_store_tells_a_worker_without_it_which_build_to_deploy() {
+        let store = "query embedded with hash-v1 (256 dimensions), store built with static-v1 (512 dimensions); re-embed the query with static-v1, or re-embed the store";
+        let e = embedder_mismatch(store);
+        assert_eq!((e.status, e.code), (409, "embedder_mismatch"));
+        assert!(e.message.starts_with(store), "{}", e.message);
+        let hinted = e.message.contains("built without static-v1")
+            && e.message.contains("bash scripts/build-worker.sh");
+        assert_eq!(hinted, !cfg!(feature = "static-v1"), "{}", e.message);
+        let other = "query embedded with hash-v1 (256 dimensions), store built with api:m-v1 (3 dimensions); re-embed the query with api:m-v1, or re-embed the store";
+        assert_eq!(embedder_mismatch(other).message, other);
     }
 
     #[test]

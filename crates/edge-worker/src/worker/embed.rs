@@ -1,21 +1,12 @@
 //! The query embedding: hash-v1 compiled into the module (bit-identical to the npm build),
-//! static-v1 with its token rows in the store (the table is 7.8 MB, too big for the bundle: the
-//! worker tokenizes, `memloom_static_accumulate` sums exactly, the core finishes, so the vector
-//! is the same bits as the npm build's), or one call of the configured OpenAI-compatible API
-//! (its key from the configuration read at the door; the request body and the answer's checks are
-//! memloom-core's `ApiEmbedder`, the npm package's too: this file only does the call).
-
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::rc::Rc;
-
-use memloom_core::embed::{
-    accumulate_static_rows, finish_static, StaticTokenizer, STATIC_V1_TABLE_CHECKSUM,
-};
-use tokio_postgres::Client;
+//! static-v1 with its token rows in the store (`embed/static_v1.rs`, the crate's `static-v1`
+//! feature: the table is 7.8 MB, too big for the bundle, so the worker tokenizes, reads the
+//! tokens' rows and the core sums and finishes them, the same bits as the npm build's), or one
+//! call of the configured OpenAI-compatible API (its key from the configuration read at the door;
+//! the request body and the answer's checks are memloom-core's `ApiEmbedder`, the npm package's
+//! too: this file only does the call).
 
 use crate::config::{EmbedderConfig, DEFAULT_EMBED_TIMEOUT_MS};
-use crate::error::embedder_mismatch;
 use crate::log::RequestLog;
 use crate::ApiError;
 
@@ -67,61 +58,22 @@ pub(crate) async fn embed_query(
     }
 }
 
-thread_local! {
-    /// static-v1's tokenizer, built from the store's vocabulary by the isolate's first static-v1
-    /// request (one read of ~230 kB) and kept: a worker serves one database.
-    static STATIC_TOKENIZER: RefCell<Option<Rc<(StaticTokenizer, u32)>>> = const { RefCell::new(None) };
-}
+// static-v1 only with the crate's feature (on by default): its tokenizer and character tables
+// are the bytes the small build (scripts/build-worker.sh --no-static) leaves out.
+#[cfg(feature = "static-v1")]
+mod static_v1;
+#[cfg(feature = "static-v1")]
+pub(crate) use static_v1::embed_static;
 
-/// Embeds `text` with static-v1 on `client`'s store: tokenize (the vocabulary read once per
-/// isolate), read those tokens' rows (`memloom_static_rows_for`), sum and finish in the core. 409
-/// `embedder_mismatch` when the store holds no table or another one.
-pub(crate) async fn embed_static(client: &Client, text: &str) -> Result<Vec<f32>, ApiError> {
-    let missing = || {
-        embedder_mismatch(
-            "the worker embeds with static-v1 but the store holds no static-v1 table; load it with `memloom init --database-url URL --embedder static-v1` (the npm CLI), or set the worker's MEMLOOM_EMBEDDER to the store's embedder",
-        )
-    };
-    let failed = |e: memloom_sql::Error| {
-        ApiError::unavailable(format!(
-            "reading the static-v1 table failed: {e}; retry shortly"
-        ))
-    };
-    let cached = STATIC_TOKENIZER.with(|t| t.borrow().clone());
-    let tokenizer = match cached {
-        Some(t) => t,
-        None => {
-            let vocab = memloom_sql::static_vocabulary(client)
-                .await
-                .map_err(failed)?
-                .ok_or_else(missing)?;
-            if vocab.checksum != STATIC_V1_TABLE_CHECKSUM {
-                return Err(embedder_mismatch(&format!(
-                    "the store's static-v1 table has checksum {:016x}, this worker was built for {STATIC_V1_TABLE_CHECKSUM:016x}; load the table shipped with this memloom version (memloom init --embedder static-v1)",
-                    vocab.checksum
-                )));
-            }
-            let t = Rc::new((
-                StaticTokenizer::from_vocabulary(&vocab.vocabulary, vocab.unk_id),
-                vocab.first_id,
-            ));
-            STATIC_TOKENIZER.with(|c| *c.borrow_mut() = Some(Rc::clone(&t)));
-            t
-        }
-    };
-    let (tokenizer, first_id) = &*tokenizer;
-    let ids = tokenizer.tokenize(text);
-    let rows: HashMap<u32, memloom_sql::StaticRow> = memloom_sql::static_rows(client, &ids)
-        .await
-        .map_err(failed)?
-        .into_iter()
-        .collect();
-    // Tokens that should have rows but none came back: the table was removed since.
-    if rows.is_empty() && ids.iter().any(|id| id >= first_id) {
-        return Err(missing());
-    }
-    let acc = accumulate_static_rows(&ids, |id| rows.get(&id).map(|(w, r)| (*w, r)));
-    Ok(finish_static(&acc, text))
+/// Without the `static-v1` feature [`crate::config::WorkerConfig::read`] refuses
+/// `MEMLOOM_EMBEDDER=static-v1` at the door, so no request gets here; if one did, it gets the
+/// same answer.
+#[cfg(not(feature = "static-v1"))]
+pub(crate) async fn embed_static(
+    _client: &tokio_postgres::Client,
+    _text: &str,
+) -> Result<Vec<f32>, ApiError> {
+    Err(ApiError::misconfigured(crate::config::STATIC_V1_NOT_BUILT))
 }
 
 /// POSTs JSON with the platform's `fetch` (web-sys directly: workers-rs' `RequestInit` carries
