@@ -257,6 +257,32 @@ fn the_served_openapi_resolves_the_recall_response() {
 }
 
 #[test]
+fn the_embedded_documents_are_the_files_without_their_indentation() {
+    // build.rs strips the white space between tokens (key order kept) from what the wasm embeds.
+    let embedded = [
+        (crate::route::OPENAPI_JSON, OPENAPI),
+        (crate::mcp::TOOLS_FILE, include_str!("mcp_tools.json")),
+    ];
+    for (served, file) in embedded {
+        let (a, b): (Value, Value) = (
+            serde_json::from_str(served).unwrap(),
+            serde_json::from_str(file).unwrap(),
+        );
+        assert_eq!(a, b);
+        assert!(!served.contains("\n  "), "still indented");
+        // Key order kept: the first keys come in the file's order (Value sorts them).
+        let first = |s: &str| {
+            s.split(':')
+                .next()
+                .unwrap()
+                .trim_start_matches(['{', ' ', '\n'])
+                .to_string()
+        };
+        assert_eq!(first(served), first(file));
+    }
+}
+
+#[test]
 fn the_mcp_recall_output_schema_takes_the_golden_responses() {
     // mcp_tools.json is `memloom mcp`'s tools/list, whose recall outputSchema npm builds from
     // the schema file (npm/src/tools.js): the golden responses pass it, the broken ones fail.

@@ -25,8 +25,9 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26
 
 /// The MCP tools file: `memloom mcp`'s `tools/list` (`tools`) and `initialize` instructions
 /// (`instructions`), generated from it by `scripts/gen-mcp-tools.mjs`; npm/test/mcp.test.js fails
-/// while they differ, and the worker e2e test checks that this server serves them.
-pub const TOOLS_FILE: &str = include_str!("mcp_tools.json");
+/// while they differ, and the worker e2e test checks that this server serves them. Embedded
+/// without its indentation (build.rs; the same JSON).
+pub const TOOLS_FILE: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.json"));
 
 /// One part of the tools file (`tools` or `instructions`); `None` if the file is corrupt (a test
 /// below proves it is not).

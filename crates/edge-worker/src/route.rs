@@ -4,6 +4,10 @@
 
 use crate::ApiError;
 
+/// The body of `GET /v1/openapi.json`: `openapi.json` as build.rs embeds it, without its
+/// indentation (the same JSON; the file stays readable).
+pub const OPENAPI_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/openapi.json"));
+
 /// What a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route {

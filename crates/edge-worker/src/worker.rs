@@ -18,7 +18,7 @@ use crate::auth;
 use crate::config::{sql_identity, HyperdriveBinding, WorkerConfig};
 use crate::error::ApiError;
 use crate::log::RequestLog;
-use crate::route::{route, Route};
+use crate::route::{route, Route, OPENAPI_JSON};
 
 mod context;
 mod embed;
@@ -30,8 +30,6 @@ use context::{now, RequestCx};
 use http::{
     error_response, header, path_of, read_body, respond, respond_retry, to_json, Request, Response,
 };
-
-const OPENAPI: &str = include_str!("../openapi.json");
 
 /// The module's `fetch` export, which `js/entry.mjs` forwards every request to (what workers-rs'
 /// `#[event(fetch)]` generates, minus its conversion to and from workers-rs' `Request` and
@@ -105,7 +103,7 @@ fn read_config(env: &Env) -> WorkerConfig {
 
 async fn dispatch(r: Route, req: Request, cx: &mut RequestCx<'_>) -> Result<Response, ApiError> {
     if r == Route::OpenApi {
-        return respond(200, OPENAPI.to_string());
+        return respond(200, OPENAPI_JSON.to_string());
     }
     if r == Route::Health {
         return handle_health(cx).await;
