@@ -5,17 +5,19 @@
 //! memloom's SQL functions are called; errors become [`ApiError`]s by SQLSTATE.
 
 use std::future::Future;
+use std::pin::Pin;
 use std::rc::Rc;
 
 use futures_util::future::{join, select, Either};
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
 use worker::postgres_tls::PassthroughTls;
-use worker::{Delay, SecureTransport, Socket};
+use worker::{Context, Delay, SecureTransport, Socket};
 
 use crate::api;
-use crate::config::{sql_identity, Database, EmbedderConfig};
+use crate::config::{sql_identity, Database, DbTarget, EmbedderConfig};
 use crate::error::{self, ApiError};
+use crate::log::RequestLog;
 
 use super::context::{now, timeout, RequestCx};
 use super::embed::{embed_query, embed_static};
@@ -247,6 +249,10 @@ where
 /// With a `namespace`, the session is scoped to it first (`memloom.namespace`, which the
 /// row-level security of sql/0005_rls.sql compares against): under a role bound by it, no
 /// statement of this request can read or write another namespace's rows.
+///
+/// Only this wrapper is generic (it keeps `work`'s result): the connection, the transaction and
+/// the deadlines ([`run_scoped`]) are compiled once, not once per caller (the worker's bundle
+/// size, docs/WORKER.md).
 async fn with_db<T, F, Fut>(
     cx: &mut RequestCx<'_>,
     namespace: Option<&str>,
@@ -256,48 +262,39 @@ where
     F: FnOnce(Rc<Client>) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
+    let mut out = None;
+    let slot = &mut out;
+    run_scoped(
+        cx,
+        namespace,
+        Box::new(move |client| {
+            Box::pin(async move {
+                *slot = Some(work(client).await?);
+                Ok(())
+            })
+        }),
+    )
+    .await?;
+    out.ok_or_else(ApiError::internal)
+}
+
+/// [`with_db`]'s work with its result kept aside: the client in, success or the error out.
+type Work<'a> =
+    Box<dyn FnOnce(Rc<Client>) -> Pin<Box<dyn Future<Output = Result<(), ApiError>> + 'a>> + 'a>;
+
+/// [`with_db`] without its result type: connect, scope, run `work`, commit, close.
+async fn run_scoped(
+    cx: &mut RequestCx<'_>,
+    namespace: Option<&str>,
+    work: Work<'_>,
+) -> Result<(), ApiError> {
     let config = cx.config;
     let Database { target, timeouts } = match &config.database {
         Ok(db) => db,
         Err(e) => return Err(cx.misconfigured(e)),
     };
+    let (client, connection) = connect(target, timeouts.connect_ms, &mut cx.log).await?;
     let log = &mut cx.log;
-    let t = now();
-    let transport = if target.tls {
-        SecureTransport::StartTls
-    } else {
-        SecureTransport::Off
-    };
-    let socket = Socket::builder()
-        .secure_transport(transport)
-        .connect(target.host.clone(), target.port)
-        .map_err(|e| {
-            log.detail = Some(format!("opening the socket: {e}"));
-            ApiError::unavailable("the database is unreachable; retry shortly")
-        })?;
-    let connected = timeout(
-        timeouts.connect_ms,
-        target.config.connect_raw(socket, PassthroughTls),
-    )
-    .await;
-    log.connect_ms = Some(now().saturating_sub(t));
-    let (client, connection) = match connected {
-        Some(Ok(pair)) => pair,
-        Some(Err(e)) => {
-            log.detail = Some(format!("connecting: {e}"));
-            return Err(pg_error(&e));
-        }
-        None => {
-            log.detail = Some(format!(
-                "connect timed out after {} ms",
-                timeouts.connect_ms
-            ));
-            return Err(ApiError::unavailable(format!(
-                "the database did not accept a connection within {} ms; retry shortly",
-                timeouts.connect_ms
-            )));
-        }
-    };
     let t = now();
     let ctx = cx.ctx;
     // Drive the connection and the work in this task. When the work ends first (the usual
@@ -316,21 +313,19 @@ where
                     .await
                     .map_err(|e| store_error(&e))?;
             }
-            let out = work(Rc::clone(&client)).await?;
+            work(Rc::clone(&client)).await?;
             if scope.is_some() {
                 client
                     .batch_execute("COMMIT")
                     .await
                     .map_err(|e| pg_error(&e))?;
             }
-            Ok::<T, ApiError>(out)
+            Ok::<(), ApiError>(())
         };
-        match select(Box::pin(connection), Box::pin(scoped)).await {
+        match select(connection, Box::pin(scoped)).await {
             Either::Left((conn, work)) => (conn.err(), work.await),
             Either::Right((result, connection)) => {
-                ctx.wait_until(async move {
-                    let _ = timeout(1_000, connection).await;
-                });
+                close_later(ctx, connection);
                 (None, result)
             }
         }
@@ -357,6 +352,56 @@ where
             )))
         }
     }
+}
+
+/// The connection as [`with_db`] drives it.
+type Connection = Pin<Box<tokio_postgres::Connection<Socket, Socket>>>;
+
+/// Opens the socket and runs the Postgres startup within `connect_ms`; the time goes to the log.
+async fn connect(
+    target: &DbTarget,
+    connect_ms: u32,
+    log: &mut RequestLog,
+) -> Result<(Client, Connection), ApiError> {
+    let t = now();
+    let transport = if target.tls {
+        SecureTransport::StartTls
+    } else {
+        SecureTransport::Off
+    };
+    let socket = Socket::builder()
+        .secure_transport(transport)
+        .connect(target.host.clone(), target.port)
+        .map_err(|e| {
+            log.detail = Some(format!("opening the socket: {e}"));
+            ApiError::unavailable("the database is unreachable; retry shortly")
+        })?;
+    let connected = timeout(
+        connect_ms,
+        target.config.connect_raw(socket, PassthroughTls),
+    )
+    .await;
+    log.connect_ms = Some(now().saturating_sub(t));
+    match connected {
+        Some(Ok((client, connection))) => Ok((client, Box::pin(connection))),
+        Some(Err(e)) => {
+            log.detail = Some(format!("connecting: {e}"));
+            Err(pg_error(&e))
+        }
+        None => {
+            log.detail = Some(format!("connect timed out after {connect_ms} ms"));
+            Err(ApiError::unavailable(format!(
+                "the database did not accept a connection within {connect_ms} ms; retry shortly"
+            )))
+        }
+    }
+}
+
+/// Lets a connection whose client is gone send Terminate and close after the response.
+fn close_later(ctx: &Context, connection: Connection) {
+    ctx.wait_until(async move {
+        let _ = timeout(1_000, connection).await;
+    });
 }
 
 /// `memloom_check_embedder`: 409 naming both embedders when the store was built differently.
