@@ -18,7 +18,8 @@
 #                                             is then answered 500 misconfigured, saying so)
 #   bash scripts/build-worker.sh --dev        build, then `wrangler dev` on 127.0.0.1 (port $PORT or
 #                                             8787; DATABASE_URL and MEMLOOM_TOKENS from the env)
-#   (--no-static and --dev combine)
+#   (--no-static and --dev combine; MEMLOOM_WORKER_OUT=DIR writes the bundle there instead of
+#   target/edge-worker/, e.g. the small build next to the default one: scripts/test-worker.sh)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -50,7 +51,11 @@ log "cargo rustc -p edge-worker --crate-type cdylib (wasm32, release, opt-level 
 CARGO_PROFILE_RELEASE_OPT_LEVEL=z \
   cargo rustc -q -p edge-worker --lib --crate-type cdylib --target wasm32-unknown-unknown --release "${features[@]}" >&2
 
-out="$ROOT/target/edge-worker"
+out="${MEMLOOM_WORKER_OUT:-$ROOT/target/edge-worker}"
+# The directory is replaced whole: never one that holds anything but a bundle.
+if [ -e "$out" ] && [ ! -f "$out/entry.mjs" ]; then
+  die "$out exists and is not a worker bundle (no entry.mjs); set MEMLOOM_WORKER_OUT to a new directory"
+fi
 rm -rf "$out.tmp" && mkdir -p "$out.tmp"
 wasm-bindgen --target web --out-dir "$out.tmp" --no-typescript \
   --remove-name-section --remove-producers-section \
@@ -80,7 +85,7 @@ else
   build=no-static limit=$budget measured=$gz
   against="budget $budget gzipped for the wasm"
 fi
-log "target/edge-worker/edge_worker_bg.wasm ($build): $raw bytes, $gz gzipped (+ $glue gzipped JS; $against)"
+log "${out#"$ROOT"/}/edge_worker_bg.wasm ($build): $raw bytes, $gz gzipped (+ $glue gzipped JS; $against)"
 echo "build=$build bundle_gzip_bytes=$((gz + glue)) wasm_bytes=$raw wasm_gzip_bytes=$gz limit_gzip_bytes=$limit budget_wasm_gzip_bytes=$budget cloudflare_free_gzip_bytes=$cf_limit" > "$out/size.txt"
 if [ "$measured" -gt "$limit" ]; then
   if [ "$static" = 1 ]; then
@@ -97,6 +102,6 @@ if [ "$dev" = 1 ]; then
   vars=()
   [ -n "${DATABASE_URL:-}" ] && vars+=(--var "DATABASE_URL:$DATABASE_URL")
   [ -n "${MEMLOOM_TOKENS:-}" ] && vars+=(--var "MEMLOOM_TOKENS:$MEMLOOM_TOKENS")
-  exec "$tools/node_modules/.bin/wrangler" dev --config "$ROOT/wrangler.toml" \
+  exec "$tools/node_modules/.bin/wrangler" dev "$out/entry.mjs" --config "$ROOT/wrangler.toml" \
     --ip 127.0.0.1 --port "${PORT:-8787}" --local "${vars[@]}"
 fi

@@ -3,8 +3,9 @@
 # PostgreSQL 15 + pgvector (scripts/pg.sh; installed when missing), migrates and loads
 # examples/notes into namespace team-a, makes tokens for team-a and team-b, runs the worker in
 # workerd (wrangler dev) on a free 127.0.0.1 port, then runs tests/worker/*.test.mjs
-# (node:test, one file at a time: e2e.test.mjs stops the database on purpose). Everything
-# started here is stopped on exit. Exit 0 when all tests pass.
+# (node:test, one file at a time: e2e.test.mjs stops the database on purpose), then
+# tests/worker/static/ (a static-v1 store) and tests/worker/small/ (the --no-static build).
+# Everything started here is stopped on exit. Exit 0 when all tests pass.
 # Also runs the native unit tests (cargo test -p edge-worker) first.
 set -euo pipefail
 
@@ -100,17 +101,18 @@ free_port() {
 }
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
-# start_worker NAME ENV_FILE: wrangler dev on a free loopback port (its scratch state and log
-# under $WORK/NAME*); sets WORKER_URL and appends the pid to WRANGLER_PIDS.
+# start_worker NAME ENV_FILE [ENTRY]: wrangler dev on a free loopback port (its scratch state and
+# log under $WORK/NAME*) of the bundle in target/edge-worker/, or of ENTRY (another bundle's
+# entry.mjs); sets WORKER_URL and appends the pid to WRANGLER_PIDS.
 start_worker() {
-  local name=$1 env_file=$2 port started pid
+  local name=$1 env_file=$2 entry=${3:-} port started pid
   port="$(free_port)"
   log "starting wrangler dev ($name) on 127.0.0.1:$port"
   started=$(date +%s%N)
   mkdir -p "$WORK/$name"
   # Run from $WORK/NAME so wrangler's .wrangler/ scratch directory lands there.
   (cd "$WORK/$name" && exec setsid "$ROOT/crates/edge-worker/node_modules/.bin/wrangler" dev \
-    --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$port" --local \
+    ${entry:+"$entry"} --config "$ROOT/wrangler.toml" --ip 127.0.0.1 --port "$port" --local \
     --env-file "$env_file" --persist-to "$WORK/$name/state" \
     --show-interactive-dev-session=false --log-level info) > "$WORK/$name.log" 2>&1 &
   pid=$!
@@ -143,6 +145,18 @@ printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-s"}\nMEMLOOM_EMBEDDER=static
 start_worker wrangler-static "$WORK/worker-static.env"
 WORKER_URL="$WORKER_URL" TOKEN_S="$TOKEN_S" DATABASE_URL="$STATIC_URL" \
   node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/static/*.test.mjs
+
+# The small build (build-worker.sh --no-static: no static-v1, the build the 300 KB budget is
+# for) in a directory of its own, so target/edge-worker/ keeps the default build: one worker
+# on the examples/notes store, one asked for static-v1 on the static-v1 store.
+SMALL="$WORK/small-bundle"
+MEMLOOM_WORKER_OUT="$SMALL" bash scripts/build-worker.sh --no-static
+start_worker wrangler-small "$WORK/worker.env" "$SMALL/entry.mjs"
+SMALL_URL="$WORKER_URL"
+start_worker wrangler-small-static "$WORK/worker-static.env" "$SMALL/entry.mjs"
+WORKER_URL="$SMALL_URL" STATIC_WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_S="$TOKEN_S" \
+  DATABASE_URL="$URL" \
+  node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/small/*.test.mjs
 
 # No request may have leaked a token or the database URL into the log.
 for f in "$WORK"/wrangler*.log; do
