@@ -101,11 +101,12 @@ free_port() {
 }
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
-# start_worker NAME ENV_FILE [ENTRY]: wrangler dev on a free loopback port (its scratch state and
-# log under $WORK/NAME*) of the bundle in target/edge-worker/, or of ENTRY (another bundle's
-# entry.mjs); sets WORKER_URL and appends the pid to WRANGLER_PIDS.
+# start_worker NAME ENV_FILE [ENTRY [STATUS]]: wrangler dev on a free loopback port (its scratch
+# state and log under $WORK/NAME*) of the bundle in target/edge-worker/, or of ENTRY (another
+# bundle's entry.mjs); ready when /v1/health answers STATUS (default 200; a misconfigured worker
+# answers 500). Sets WORKER_URL and appends the pid to WRANGLER_PIDS.
 start_worker() {
-  local name=$1 env_file=$2 entry=${3:-} port started pid
+  local name=$1 env_file=$2 entry=${3:-} want=${4:-200} port started pid
   port="$(free_port)"
   log "starting wrangler dev ($name) on 127.0.0.1:$port"
   started=$(date +%s%N)
@@ -118,12 +119,13 @@ start_worker() {
   pid=$!
   WRANGLER_PIDS+=("$pid")
   WORKER_URL="http://127.0.0.1:$port"
+  health() { curl -sS -m 2 -o /dev/null -w '%{http_code}' "$WORKER_URL/v1/health" 2>/dev/null || true; }
   for _ in $(seq 1 120); do
-    if curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null 2>&1; then break; fi
+    [ "$(health)" = "$want" ] && break
     kill -0 "$pid" 2>/dev/null || die "wrangler ($name) exited during start"
     sleep 0.25
   done
-  curl -fsS -m 2 "$WORKER_URL/v1/health" >/dev/null || die "worker ($name) not healthy after 30 s"
+  [ "$(health)" = "$want" ] || die "worker ($name) did not answer /v1/health with $want within 30 s"
   log "worker ($name) ready in $(( ($(date +%s%N) - started) / 1000000 )) ms (wrangler start + first request)"
 }
 start_worker wrangler "$WORK/worker.env"
@@ -153,8 +155,9 @@ SMALL="$WORK/small-bundle"
 MEMLOOM_WORKER_OUT="$SMALL" bash scripts/build-worker.sh --no-static
 start_worker wrangler-small "$WORK/worker.env" "$SMALL/entry.mjs"
 SMALL_URL="$WORKER_URL"
-start_worker wrangler-small-static "$WORK/worker-static.env" "$SMALL/entry.mjs"
-WORKER_URL="$SMALL_URL" STATIC_WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_S="$TOKEN_S" \
+start_worker wrangler-small-static "$WORK/worker-static.env" "$SMALL/entry.mjs" 500
+SMALL_STATIC_URL="$WORKER_URL"
+WORKER_URL="$SMALL_URL" STATIC_WORKER_URL="$SMALL_STATIC_URL" TOKEN_A="$TOKEN_A" TOKEN_S="$TOKEN_S" \
   DATABASE_URL="$URL" \
   node --test --test-concurrency=1 --test-reporter=spec "$ROOT"/tests/worker/small/*.test.mjs
 
