@@ -6,7 +6,7 @@
 # (node:test, one file at a time: e2e.test.mjs stops the database on purpose), then
 # tests/worker/static/ (a static-v1 store) and tests/worker/small/ (the --no-static build).
 # Everything started here is stopped on exit. Exit 0 when all tests pass.
-# Also runs the native unit tests (cargo test -p edge-worker) first.
+# Also runs the native unit tests (cargo test -p edge-worker, with and without static-v1) first.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,8 +42,9 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-log "native unit tests"
+log "native unit tests (with static-v1, then without: the --no-static build's branches)"
 cargo test -q -p edge-worker --lib >&2
+cargo test -q -p edge-worker --lib --no-default-features >&2
 
 bash scripts/pg.sh install
 bash scripts/build-worker.sh
