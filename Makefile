@@ -18,6 +18,7 @@ test: test-core test-fuzz test-wasm-build test-sql test-npm test-worker test-pre
 lint:
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p edge-worker --all-targets --no-default-features -- -D warnings
 
 test-core:
 	cargo test -p memloom-core -p memloom-wasm -p edge-worker
