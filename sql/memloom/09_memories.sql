@@ -1,7 +1,8 @@
 -- memloom, the current definition, part 9: memories. remember (a new version of a key,
--- superseding the active one; a batch of them, memloom_remember_batch) and forget (a key's
--- every version, one item by id, or a whole namespace), the one implementation every client
--- calls (npm store and CLI, MCP, the edge worker through crates/memloom-sql).
+-- superseding the active one; several in one call, memloom_remember_many; an import's batch,
+-- memloom_remember_batch) and forget (a key's every version, one item by id, or a whole
+-- namespace), the one implementation every client calls (npm store and CLI, MCP, the edge
+-- worker through crates/memloom-sql).
 --
 -- Lock order, the same for every write of a key (memloom_lock_keys): the namespace's key lock
 -- in shared mode, then the keys' advisory locks in key order
@@ -28,7 +29,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_lock_keys(text, text[]) IS
-'takes the locks a write of memory keys holds to the end of its transaction, in the one order every writer uses: the namespace''s key lock shared, then each distinct key''s advisory lock in key order (memloom_remember, memloom_remember_batch, memloom_forget, memloom_memory_states); keys NULL: the namespace''s key lock exclusively, which stands for every key (memloom_forget_namespace)';
+'takes the locks a write of memory keys holds to the end of its transaction, in the one order every writer uses: the namespace''s key lock shared, then each distinct key''s advisory lock in key order (memloom_remember, memloom_remember_many, memloom_remember_batch, memloom_forget, memloom_memory_states); keys NULL: the namespace''s key lock exclusively, which stands for every key (memloom_forget_namespace)';
 
 CREATE FUNCTION memloom_remember(
     ns        text,
@@ -94,6 +95,48 @@ END
 $$;
 COMMENT ON FUNCTION memloom_remember(text, text, text, vector, jsonb, timestamptz) IS
 'stores a memory, valid from the clock once the key''s lock is held (milliseconds), with the time of the event it describes (event_at, NULL when not given); with a key, supersedes the key''s active version in the same transaction, closing its interval (valid_to = the new version''s valid_from; versions 1, 2, ... without gaps; concurrent writers of one key queue on an advisory lock). Remembering the active content, metadata and event time again returns the active version unchanged.';
+
+-- Several memories in one call (Store#rememberMany): exactly what one memloom_remember call per
+-- record in array order gives in one transaction (the same ids, versions, intervals and
+-- unchanged-content answers, the same errors), as ONE statement. Through a PL/Proxy front each
+-- routed call commits on its own partition (docs/SCALING.md), so a batch of separate calls was
+-- not atomic there; one call is, on one server and through the proxy alike. Not the import
+-- (memloom_remember_batch): no seq, no skips, and the caller gets each record's id and version.
+CREATE FUNCTION memloom_remember_many(
+    ns         text,
+    keys       text[],
+    contents   text[],
+    embeddings vector[],
+    metadata   jsonb[]       DEFAULT NULL,
+    event_at   timestamptz[] DEFAULT NULL
+) RETURNS TABLE (ord integer, id bigint, version integer)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    n integer := coalesce(cardinality(contents), 0);
+BEGIN
+    IF ns IS NULL OR contents IS NULL THEN
+        RAISE EXCEPTION 'memloom_remember_many needs a namespace and the contents' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF (keys IS NOT NULL AND cardinality(keys) <> n) OR coalesce(cardinality(embeddings), 0) <> n
+       OR (metadata IS NOT NULL AND cardinality(metadata) <> n) OR (event_at IS NOT NULL AND cardinality(event_at) <> n) THEN
+        RAISE EXCEPTION 'memloom_remember_many: expected one embedding (and key, metadata, event time when given) per content (% contents: % keys, % embeddings, % metadata, % event times)',
+            n, coalesce(cardinality(keys)::text, 'no'), coalesce(cardinality(embeddings)::text, 'no'),
+            coalesce(cardinality(metadata)::text, 'no'), coalesce(cardinality(event_at)::text, 'no')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Every key's lock before the first write, in the one order (memloom_lock_keys), not each
+    -- as its record comes: two batches naming the same keys in different orders queue instead
+    -- of deadlocking. memloom_remember takes them again (advisory locks are re-entrant).
+    PERFORM memloom_lock_keys(ns, coalesce(keys, '{}'));
+    FOR i IN 1 .. n LOOP
+        RETURN QUERY SELECT i, r.id, r.version
+          FROM memloom_remember(ns, keys[i], contents[i], embeddings[i], metadata[i], event_at[i]) AS r;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION memloom_remember_many(text, text[], text[], vector[], jsonb[], timestamptz[]) IS
+'remembers several memories in one call, as one memloom_remember call per record in array order in one transaction would (keys[i] NULL or keys NULL: unkeyed; metadata[i] NULL: {}; event_at[i] NULL: none), after taking every key''s lock in key order (memloom_lock_keys); one statement, so a failing record writes none of the batch, through a PL/Proxy front too. Returns each record''s ord (1-based position), id and version, in input order.';
 
 -- A batch of memories in one call (memloom remember --file, Store#importMemories): what the
 -- records would give one memloom_remember call each, in their order, with an import's
