@@ -6,6 +6,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { openStore } from '../src/entry-node.js';
 import { runCli, fixtures } from './helpers.js';
 
 const url = process.env.MEMLOOM_TEST_DATABASE_URL;
@@ -84,4 +86,65 @@ test('both drivers answer a query with one shape: { rows, rowCount }', { skip },
   }
   assert.deepEqual(shapes[0], { keys: ['rowCount', 'rows'], written: 3, read: 2, rows: [{ n: 2 }, { n: 3 }], gone: 2 });
   assert.deepEqual(shapes[1], shapes[0]);
+});
+
+/**
+ * Store#rememberMany is one memloom_remember_many call (sql/0021): the versions one remember per
+ * record gives, and a record that fails in SQL midway (a key past the btree index's 2704-byte
+ * row limit, which no check before the database catches) writes none of the batch. The same on
+ * the embedded store and a server; tests/scale/ checks it through a PL/Proxy front.
+ */
+async function rememberManyIsOneCall(store) {
+  const out = await store.rememberMany([
+    { key: 'deploy', text: 'deploys run on Tuesdays' },
+    { text: 'an unkeyed note', metadata: { from: 'test' } },
+    { key: 'deploy', text: 'deploys run on Thursdays now', at: '2026-03-01' },
+    { key: 'deploy', text: 'deploys run on Thursdays now', at: '2026-03-01' },
+    { key: 'oncall', text: 'alice is on call' },
+  ]);
+  assert.deepEqual(
+    out.map((o) => [o.key, o.version]),
+    [['deploy', 1], [null, 1], ['deploy', 2], ['deploy', 2], ['oncall', 1]],
+  );
+  assert.equal(out[3].id, out[2].id, 'the active content again: the active version, unchanged');
+  const h = await store.history('deploy');
+  assert.deepEqual(
+    h.map((v) => [v.id, v.version, v.status, v.eventAt]),
+    [
+      [out[0].id, 1, 'superseded', null],
+      [out[2].id, 2, 'active', '2026-03-01T00:00:00.000Z'],
+    ],
+  );
+  const before = (await store.stats()).memories;
+  const longKey = randomBytes(3000).toString('base64');
+  await assert.rejects(
+    store.rememberMany([
+      { key: 'deploy', text: 'deploys are frozen' },
+      { text: 'another unkeyed note' },
+      { key: longKey, text: 'a key too long for the index' },
+      { key: 'oncall', text: 'bob is on call' },
+    ]),
+    /index row/,
+  );
+  assert.deepEqual((await store.stats()).memories, before, 'nothing of the failed batch was written');
+  assert.equal((await store.history('deploy')).length, 2);
+  assert.deepEqual(await store.rememberMany([]), []);
+}
+
+test('rememberMany is one call: versions as one remember per record, and a failing record writes none (embedded)', async () => {
+  const store = await openStore({});
+  try {
+    await rememberManyIsOneCall(store);
+  } finally {
+    await store.close();
+  }
+});
+
+test('rememberMany is one call: versions as one remember per record, and a failing record writes none (server)', { skip }, async () => {
+  const store = await openStore({ url, namespace: `${ns}-many` });
+  try {
+    await rememberManyIsOneCall(store);
+  } finally {
+    await store.close();
+  }
 });

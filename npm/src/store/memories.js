@@ -1,8 +1,7 @@
 // Memories: remember (a new version supersedes the active one), bulk import, forget, history.
-// Each is one SQL function call per record or batch (sql/memloom/09_memories.sql, 14_reads.sql).
+// Each is one SQL function call per batch (sql/memloom/09_memories.sql, 14_reads.sql).
 import { ensureReady, vectorArrayLiteral } from '../core.js';
 import { MemloomError } from '../errors.js';
-import { embedTexts } from './embedder.js';
 import { checkNoNul, hasNul, toInstant } from './input.js';
 import { afterWrite, ANALYZE_CHECK_EVERY } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -31,25 +30,28 @@ export async function remember(store, text, { key, metadata, at } = {}) {
 
 /** Store#rememberMany (store.js documents it). @param {Store} store @param {import('../types.js').MemoryRecord[]} records */
 export async function rememberMany(store, records) {
-  // The instant rule is the core's; a browser store with an API embedder may not have loaded it.
-  if (records.some((r) => r?.at != null)) await ensureReady();
+  // The instant rule and the vectors' array literal are the core's; a browser store with an API
+  // embedder may not have loaded it.
+  await ensureReady();
   const ats = records.map((r, i) => checkMemory(r, `memory ${i + 1}`));
-  const vectors = await embedTexts(store, records.map((r) => r.text));
-  const out = await store.db.transaction(async (tx) => {
-    const res = [];
-    for (const [i, r] of records.entries()) {
-      const { rows } = await tx.query('SELECT id, version FROM memloom_remember($1, $2, $3, $4::vector, $5::jsonb, $6::timestamptz)', [
+  const vectors = vectorArrayLiteral(await store.embedder.embed(records.map((r) => r.text)));
+  // One memloom_remember_many call: one statement, so the batch is atomic through a PL/Proxy
+  // front too, where every routed call commits on its own partition (docs/SCALING.md). A
+  // transaction of its own, so a server store runs it again after a deadlock (db-pg.js).
+  const { rows } = await store.db.transaction((tx) =>
+    tx.query(
+      'SELECT ord, id, version FROM memloom_remember_many($1, $2::text[], $3::text[], $4::vector[], $5::jsonb[], $6::timestamptz[]) ORDER BY ord',
+      [
         store.namespace,
-        r.key ?? null,
-        r.text,
-        vectors[i],
-        JSON.stringify(r.metadata ?? {}),
-        ats[i],
-      ]);
-      res.push({ id: Number(rows[0].id), key: r.key ?? null, version: Number(rows[0].version) });
-    }
-    return res;
-  });
+        records.map((r) => r.key ?? null),
+        records.map((r) => r.text),
+        vectors,
+        records.map((r) => JSON.stringify(r.metadata ?? {})),
+        ats,
+      ],
+    ),
+  );
+  const out = rows.map((row, i) => ({ id: Number(row.id), key: records[i].key ?? null, version: Number(row.version) }));
   await afterWrite(store, { small: true });
   return out;
 }

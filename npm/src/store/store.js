@@ -134,7 +134,8 @@ export class Store {
   }
 
   /**
-   * Saves memories in the given order, all in one transaction; a later record of a key supersedes an earlier one.
+   * Saves memories in the given order, all in one call (one statement: all or none, through a
+   * PL/Proxy front too); a later record of a key supersedes an earlier one.
    * @param {MemoryRecord[]} records
    * @returns {Promise<Remembered[]>}
    */
