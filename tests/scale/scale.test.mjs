@@ -6,11 +6,13 @@
 // security included); the Node docs eval (../shared/eval/nodejs-docs when present, else the
 // repository's examples/notes with fixed queries) gives the same ranked results through the
 // proxy as on one server; concurrent remembers of the same keys through the proxy keep one active
-// version per key; moving a namespace between partitions, with writes arriving meanwhile, loses
-// and duplicates nothing.
+// version per key; rememberMany is one routed call (a failing record writes none of the batch);
+// moving a namespace between partitions, with writes arriving meanwhile, loses and duplicates
+// nothing.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -292,6 +294,51 @@ test('a bulk import through the proxy (remember --file, one routed call per batc
   const again = await history(PARTS[p]);
   assert.equal(again.filter((r) => r.key !== null).length, 1000, 'no keyed version added by the re-run');
   assert.deepEqual(again, await history(SINGLE));
+});
+
+test('rememberMany through the proxy is one routed call: a failing record midway writes nothing, versions as on one server', async () => {
+  // A key past the btree index's 2704-byte row limit fails on the partition, after the records
+  // before it were written in the same call (no check before the database catches it). Before
+  // schema 21 each record was its own routed call, committed on its own: those stayed.
+  const ns = 'many';
+  const batch = [
+    { key: 'deploy', text: 'deploys run on Tuesdays' },
+    { text: 'an unkeyed note about deploys' },
+    { key: 'deploy', text: 'deploys run on Thursdays now', at: '2026-03-01' },
+    { key: 'deploy', text: 'deploys run on Thursdays now', at: '2026-03-01' },
+    { key: 'oncall', text: 'alice is on call' },
+  ];
+  const failing = [
+    { key: 'deploy', text: 'deploys are frozen' },
+    { text: 'another unkeyed note' },
+    { key: randomBytes(3000).toString('base64'), text: 'a key too long for the index' },
+    { key: 'oncall', text: 'bob is on call' },
+  ];
+  const rows = async (url) =>
+    sql(url, `SELECT key, version, status, content, event_at FROM memloom_items WHERE namespace = $1 ORDER BY key NULLS FIRST, version`, [ns]);
+  const got = {};
+  for (const [name, url] of [['proxy', PROXY], ['single', SINGLE]]) {
+    cli(url, ns, ['init']);
+    const store = await openStore({ url, namespace: ns });
+    try {
+      const out = await store.rememberMany(batch);
+      got[name] = out.map((o) => [o.key, o.version]);
+      const h = await store.history('deploy');
+      assert.deepEqual(h.map((v) => [v.id, v.version, v.status]), [[out[0].id, 1, 'superseded'], [out[2].id, 2, 'active']], `${name}: the ids returned are the versions stored, in input order`);
+      assert.equal(out[3].id, out[2].id, `${name}: the active content again is the active version`);
+      await assert.rejects(store.rememberMany(failing), (e) => e.code === '54000' && /index row size/.test(e.message), `${name}: the long key fails`);
+    } finally {
+      await store.close();
+    }
+  }
+  assert.deepEqual(got.proxy, [['deploy', 1], [null, 1], ['deploy', 2], ['deploy', 2], ['oncall', 1]]);
+  assert.deepEqual(got.proxy, got.single, 'the same versions through the proxy as on one server');
+  const p = await route(ns);
+  const onPartition = await rows(PARTS[p]);
+  assert.equal(onPartition.length, 4, `only the first batch's 4 rows: ${JSON.stringify(onPartition)}`);
+  assert.deepEqual(onPartition, await rows(SINGLE), 'the partition holds what one server holds: nothing of the failed batch');
+  const placed = await placement(ns);
+  assert.deepEqual(placed.map((n, i) => (i === p ? 0 : n)), placed.map(() => 0), `${ns}: rows outside p${p}: ${placed}`);
 });
 
 function shard(args) {
