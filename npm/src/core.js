@@ -135,6 +135,17 @@ export function maxMentions() {
 }
 
 /**
+ * One vector (Float32Array or numbers) in pgvector's text form, for a `vector` parameter: the
+ * same components as vectorArrayLiteral.
+ * @param {Float32Array | ArrayLike<number>} vector
+ * @returns {string}
+ */
+export function vectorLiteral(vector) {
+  check();
+  return wasm.vectorLiteral(vector instanceof Float32Array ? vector : Float32Array.from(vector));
+}
+
+/**
  * Vectors (Float32Array, or null for SQL NULL) as one PostgreSQL array literal of pgvector's
  * text form, for a `vector[]` parameter: each component the shortest decimal that reads back as
  * the same f32.

@@ -458,6 +458,15 @@ pub fn max_mentions() -> usize {
     core::entity::MAX_MENTIONS
 }
 
+/// One vector in pgvector's text form, `[0.1,-0.25]`, for a `vector` parameter (a recall's
+/// query, one remember): the same shortest-decimal components as [`vector_array_literal`].
+#[wasm_bindgen(js_name = vectorLiteral)]
+pub fn vector_literal(vector: &[f32]) -> String {
+    let mut out = String::with_capacity(vector.len() * 12 + 2);
+    write_vector(&mut out, vector);
+    out
+}
+
 /// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
 /// parameter: `{"[0.1,-0.25]","[1,0]",NULL}`; `null` or `undefined` entries become SQL NULL.
 /// Each component is written as the shortest decimal that reads back as the same `f32` (what

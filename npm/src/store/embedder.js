@@ -1,5 +1,6 @@
 // The store's embedder: the one it was built with (memloom_meta), static-v1's table on a server,
 // and the vectors of texts as pgvector literals.
+import { ensureReady, vectorLiteral } from '../core.js';
 import { MemloomError } from '../errors.js';
 import { HNSW_MAX_DIMS } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -61,13 +62,10 @@ export async function initEmbedder(store) {
   );
 }
 
-/** The texts' vectors as pgvector literals. @param {Store} store @param {string[]} texts */
+/** The texts' vectors as pgvector literals (the core's text form). @param {Store} store @param {string[]} texts */
 export async function embedTexts(store, texts) {
   const vectors = await store.embedder.embed(texts);
-  return vectors.map(toVectorLiteral);
-}
-
-/** pgvector's text form; JS prints each f32 (held in a double) exactly, so it round-trips. */
-function toVectorLiteral(v) {
-  return `[${Array.prototype.join.call(v, ',')}]`;
+  // A browser store with an API embedder may not have loaded the core yet.
+  await ensureReady();
+  return vectors.map(vectorLiteral);
 }

@@ -66,8 +66,9 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
   const report = { read: 0, written: 0, skipped: 0, superseding: 0, batches: 0 };
   let batch = [];
-  // The instant rule is the core's: loaded once, before the first record with an event time.
-  let coreLoaded = false;
+  // The instant rule and the vectors' array literal are the core's; a browser store with an API
+  // embedder may not have loaded it.
+  await ensureReady();
   const flush = async () => {
     if (batch.length === 0) return;
     const r = await importBatch(store, batch);
@@ -80,10 +81,6 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   };
   for await (const r of records) {
     report.read++;
-    if (r?.at != null && !coreLoaded) {
-      await ensureReady();
-      coreLoaded = true;
-    }
     const at = checkMemory(r, `memory ${report.read}`);
     if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
     batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at });
