@@ -7,6 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { openStore } from '../src/entry-node.js';
 import { openPglite } from '../src/db-pglite.js';
 import { current, migrations } from '../sql/migrations.js';
@@ -54,4 +55,33 @@ test('catalog: a store upgraded from 0001 on PGlite equals a fresh install', asy
     'a schema change goes into sql/memloom/ AND a new frozen migration (sql/README.md)',
   );
   assert.equal(got.length, want.length);
+});
+
+test('catalog: a new directory store, filled from the template data directory, equals a fresh install', async () => {
+  const { fillFromTemplate } = await import('../src/template-node.js');
+  const { mkdtempSync, rmSync, statSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const fresh = await openStore({});
+  const want = await rows(fresh.db);
+  const wantMeta = (await fresh.db.query('SELECT * FROM memloom_meta')).rows;
+  await fresh.close();
+  const dir = join(mkdtempSync(join(tmpdir(), 'memloom-template-')), '.memloom');
+  try {
+    // The template is current (build-wasm.sh makes it): openStore's own fill would use it too.
+    assert.equal(await fillFromTemplate(dir), true, 'the package has a current template (run scripts/build-wasm.sh)');
+    for (const f of ['base', 'global/pg_control']) assert.equal(statSync(join(dir, f)).mode & 0o027, 0, `${f}: no group write, nothing for others (the archive's modes)`);
+    const store = await openStore({ dir });
+    const got = await rows(store.db);
+    const meta = (await store.db.query('SELECT * FROM memloom_meta')).rows;
+    await store.close();
+    assert.deepEqual(
+      { onlyTemplate: got.filter((r) => !want.includes(r)).slice(0, 6), onlyFresh: want.filter((r) => !got.includes(r)).slice(0, 6) },
+      { onlyTemplate: [], onlyFresh: [] },
+    );
+    assert.equal(got.length, want.length);
+    assert.deepEqual(meta, wantMeta, 'the same store record (embedder, schema version)');
+  } finally {
+    rmSync(dirname(dir), { recursive: true, force: true });
+  }
 });
