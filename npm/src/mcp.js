@@ -93,9 +93,12 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
 
 /**
  * Serves `store` over stdio until stdin closes or a signal arrives, then closes the store.
- * Console output is diverted to stderr first: stdout is the protocol channel.
+ * Console output is diverted to stderr first: stdout is the protocol channel. `beforeClose`
+ * runs before the store is closed (`memloom mcp`: its warm socket stops taking CLI commands).
+ * @param {import('./store.js').Store} store
+ * @param {{ version?: string, beforeClose?: () => Promise<void> | void }} [options]
  */
-export async function serveStdio(store, { version } = {}) {
+export async function serveStdio(store, { version, beforeClose } = {}) {
   divertConsoleToStderr();
   const server = createMcpServer(store, { version });
   const transport = new StdioServerTransport();
@@ -103,6 +106,7 @@ export async function serveStdio(store, { version } = {}) {
   const shutdown = () =>
     (closing ??= (async () => {
       await server.close().catch(() => {});
+      await Promise.resolve(beforeClose?.()).catch(() => {});
       await store.close().catch(() => {});
     })());
   const done = new Promise((resolve) => {

@@ -5,8 +5,10 @@
 // (cli/warm.js) loads this before anything heavy.
 //
 // Protocol: one request per connection, one JSON line each way.
-//   {op: 'hello'}  -> {pid, version, dir, startedAt, idleSeconds, requests, lastUsedAt}
+//   {op: 'hello'}  -> {pid, owner, namespace, version, dir, startedAt, idleSeconds, requests, lastUsedAt}
+//                     (owner: 'warm', the warm process; 'mcp', `memloom mcp`, cli/warm-socket.js)
 //   {op: 'stop'}   -> {stopping: true, pid}; the process then closes the store and exits
+//                     ({stopping: false, pid, owner: 'mcp'}: `memloom mcp` does not stop)
 //   {op: 'run', argv, cwd, env, version, pkg} -> {accepted: true} then {code, out, err};
 //                                               or {retry: why, pid} (not run)
 // The store's lock file (lock-node.js) names the process that holds the store; the warm process
@@ -105,13 +107,16 @@ export function warmStatus(dir) {
 
 /**
  * Stops the warm process of the store in `dir` and waits until it has closed the store.
- * Resolves to {stopped: false} when none answers, else {stopped: true, pid}.
+ * Resolves to {stopped: false} when none answers, {stopped: false, pid, owner: 'mcp'} when the
+ * socket is `memloom mcp`'s (which refuses), else {stopped: true, pid}.
  * @param {string} dir
  * @param {{ waitMs?: number }} [o]
  */
 export async function stopWarm(dir, { waitMs = 30000 } = {}) {
   const r = await request(dir, { op: 'stop' }, { timeoutMs: 5000 });
   if (!r?.pid) return { stopped: false };
+  // `memloom mcp` serves the socket too, and stops only when its MCP client goes.
+  if (r.stopping !== true) return { stopped: false, pid: r.pid, owner: r.owner };
   if (!(await waitExit(r.pid, waitMs))) {
     throw new Error(`the warm process (pid ${r.pid}) of ${dir} did not exit within ${waitMs / 1000} s; stop it with: kill ${r.pid}`);
   }
@@ -128,5 +133,7 @@ export async function releaseFromWarm(dir) {
   if (holder === null) return false;
   const hello = await warmStatus(dir);
   if (hello?.pid !== holder) return false;
+  if (hello.owner === 'mcp') return false; // it serves its MCP client until that goes: the opener's lock error stands
   return (await stopWarm(dir)).stopped;
 }
+

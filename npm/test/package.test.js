@@ -61,6 +61,7 @@ const PACKED = [
   'src/cli/progress.js',
   'src/cli/spec.js',
   'src/cli/warm-server.js',
+  'src/cli/warm-socket.js',
   'src/cli/warm.js',
   'src/config-node.js',
   'src/config-paths-node.js',

@@ -1,6 +1,7 @@
 // The CLI's warm process (src/cli/warm.js, warm-server.js, warm-node.js): the same output as the
 // cold path, one process per store when two CLIs start at once, a stale socket recovered, the idle
-// exit, nothing spawned when disabled, and any other opener of the store making it let go.
+// exit, nothing spawned when disabled, any other opener of the store making it let go, and
+// `memloom mcp` serving the CLI's commands on its store.
 // helpers.js runCli disables the warm process; these tests turn it on (MEMLOOM_DAEMON_IDLE) and
 // stop every process they started (after()).
 import { test, after } from 'node:test';
@@ -9,7 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCli, fixtures } from './helpers.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { bin, emptyXdg, runCli, fixtures } from './helpers.js';
 import { openStore } from '../src/entry-node.js';
 import { alive } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
 
@@ -213,4 +216,56 @@ test('daemon: status text, a wrong action, and a server store are usage errors',
   r = runCli(['daemon', 'stop', '--database-url', 'postgres://127.0.0.1:1/x'], { env: COLD });
   assert.equal(r.status, 2);
   assert.match(r.stderr, /the warm process is for an embedded store/);
+});
+
+test('while `memloom mcp` runs on a store, the CLI on that store runs in it, warm, and both see each other\'s writes', async () => {
+  const dir = newStore('mcp');
+  const env = { ...process.env, XDG_CONFIG_HOME: emptyXdg, ...WARM };
+  for (const k of ['DATABASE_URL', 'MEMLOOM_EMBED_URL']) delete env[k];
+  const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', '--store', dir], env, stderr: 'ignore' });
+  const client = new Client({ name: 'memloom-warm-test', version: '1.0.0' });
+  await client.connect(transport);
+  const mcpPid = transport.pid;
+  const text = (r) => r.content.map((c) => c.text).join('\n');
+  try {
+    const r1 = await client.callTool({ name: 'remember', arguments: { text: 'the staging database moved to db-staging-2', key: 'staging-db' } });
+    assert.equal(r1.isError, undefined, text(r1));
+
+    // recall from the CLI: served by the MCP process (its socket), and sees what its client remembered.
+    let r = runCli(['recall', 'staging database moved', '--store', dir, '--json'], { env: WARM });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(JSON.parse(r.stdout).results[0].key, 'staging-db');
+    let s = status(dir);
+    assert.deepEqual([s.running, s.owner, s.pid, s.requests], [true, 'mcp', mcpPid, 1], 'the MCP process served it');
+    assert.deepEqual(warmPids(join(tmp, 'mcp')), [], 'no warm process was started beside it');
+
+    // A write from the CLI, read by the MCP client.
+    r = runCli(['remember', 'deploys need two approvals', '--key', 'deploy-approvals', '--store', dir], { env: WARM });
+    assert.equal(r.status, 0, r.stderr);
+    const seen = await client.callTool({ name: 'recall', arguments: { query: 'deploy approvals' } });
+    assert.match(text(seen), /deploys need two approvals/);
+    assert.equal(status(dir).requests, 2);
+
+    // It does not stop when asked (its client still needs it), and a command for another
+    // namespace is not run there: the CLI runs it cold and meets the lock, as before.
+    r = runCli(['daemon', 'stop', '--store', dir, '--json'], { env: COLD });
+    assert.deepEqual(JSON.parse(r.stdout), { stopped: false, pid: mcpPid, owner: 'mcp', dir });
+    assert.equal(alive(mcpPid), true);
+    r = runCli(['recall', 'staging', '--namespace', 'elsewhere', '--store', dir], { env: WARM });
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /in use by pid \d+; an embedded store is one process at a time/);
+    assert.deepEqual(warmPids(join(tmp, 'mcp')), []);
+    const h = await client.callTool({ name: 'history', arguments: { key: 'deploy-approvals' } });
+    assert.equal(h.isError, undefined, text(h));
+  } finally {
+    await client.close();
+  }
+  await until(() => !alive(mcpPid), 15000, 'memloom mcp to exit');
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false, 'its socket is removed');
+  assert.equal(existsSync(join(dir, 'memloom.lock')), false, 'its lock is released');
+  // With it gone, the CLI starts its own warm process as usual; both writes are there.
+  const r = runCli(['recall', 'deploy approvals staging database', '--store', dir, '--json', '--kinds', 'memory'], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout).results.map((h) => h.key).sort(), ['deploy-approvals', 'deploy-freeze', 'staging-db']);
+  assert.equal(status(dir).owner, 'warm');
 });

@@ -1,7 +1,8 @@
 // The CLI's fast path (bin/memloom.js runs it before loading the CLI): a command that only
 // reads or writes a few rows of an existing embedded store (recall, remember, forget, stats,
-// history) is sent to the store's warm process (warm-server.js), starting it first when none
-// runs, and prints what the process sends back: the same output, without PGlite's start and
+// history) is sent to the store's warm socket, served by its warm process (warm-server.js,
+// started first when nothing listens) or by the `memloom mcp` that holds the store
+// (warm-socket.js), and prints what the process sends back: the same output, without PGlite's start and
 // the first query's planning (issue 19, item 3). Anything else, and every case where the warm
 // process is disabled (daemon.idleSeconds 0), cannot start, or went away, returns undefined and
 // the CLI runs the command itself (the cold path; lock-node.js guarantees it never opens a store
@@ -110,8 +111,11 @@ export async function tryWarm(argv) {
         process.stderr.write(r.err);
         return r.code;
       }
-      // Not served: exiting (idle), or another version, store, namespace or embedder.
+      // Not served: exiting (idle), or another version, store, namespace or embedder. The warm
+      // process is stopped for one that matches; `memloom mcp` is not, and the cold path says
+      // who holds the store (warm-node.js heldByMcp).
       if (r.retry === 'exiting') await waitExit(r.pid, 30000);
+      else if (r.owner === 'mcp') return undefined;
       else await stopWarm(dir);
     }
     return undefined;
