@@ -18,7 +18,7 @@ setDefaultDrivers(async () => ({
  */
 function lockedPglite({ openPglite, checkVectorBundle }) {
   // `assets` (browsers only) is not passed: Node reads PGlite's files from disk.
-  return async (dir, options, { create = true } = {}) => {
+  return async (dir, options, { create = true, embedder } = {}) => {
     if (dir === undefined || dir.includes('://')) return openPglite(dir, options);
     let release;
     try {
@@ -30,10 +30,11 @@ function lockedPglite({ openPglite, checkVectorBundle }) {
     let db;
     try {
       // A new store starts from the package's template data directory (template-node.js),
-      // once pgvector's bundle is known to be there (openPglite checks it too, after seconds).
+      // initialised for its embedder when that is the default one, once pgvector's bundle is
+      // known to be there (openPglite checks it too, after seconds).
       if (create && !existsSync(join(dir, 'PG_VERSION'))) {
         await checkVectorBundle();
-        await (await import('./template-node.js')).fillFromTemplate(dir);
+        await (await import('./template-node.js')).fillFromTemplate(dir, { embedder });
       }
       db = await openPglite(dir, options);
     } catch (e) {

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openStore } from '../src/entry-node.js';
+import { hashEmbedder, openStore } from '../src/entry-node.js';
 import { openPglite } from '../src/db-pglite.js';
 import { current, migrations } from '../sql/migrations.js';
 
@@ -57,31 +57,48 @@ test('catalog: a store upgraded from 0001 on PGlite equals a fresh install', asy
   assert.equal(got.length, want.length);
 });
 
-test('catalog: a new directory store, filled from the template data directory, equals a fresh install', async () => {
-  const { fillFromTemplate } = await import('../src/template-node.js');
-  const { mkdtempSync, rmSync, statSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const { join } = await import('node:path');
-  const fresh = await openStore({});
-  const want = await rows(fresh.db);
-  const wantMeta = (await fresh.db.query('SELECT * FROM memloom_meta')).rows;
-  await fresh.close();
-  const dir = join(mkdtempSync(join(tmpdir(), 'memloom-template-')), '.memloom');
-  try {
-    // The template is current (build-wasm.sh makes it): openStore's own fill would use it too.
-    assert.equal(await fillFromTemplate(dir), true, 'the package has a current template (run scripts/build-wasm.sh)');
-    for (const f of ['base', 'global/pg_control']) assert.equal(statSync(join(dir, f)).mode & 0o027, 0, `${f}: no group write, nothing for others (the archive's modes)`);
-    const store = await openStore({ dir });
-    const got = await rows(store.db);
-    const meta = (await store.db.query('SELECT * FROM memloom_meta')).rows;
-    await store.close();
-    assert.deepEqual(
-      { onlyTemplate: got.filter((r) => !want.includes(r)).slice(0, 6), onlyFresh: want.filter((r) => !got.includes(r)).slice(0, 6) },
-      { onlyTemplate: [], onlyFresh: [] },
-    );
-    assert.equal(got.length, want.length);
-    assert.deepEqual(meta, wantMeta, 'the same store record (embedder, schema version)');
-  } finally {
-    rmSync(dirname(dir), { recursive: true, force: true });
-  }
-});
+// A new directory store starts from the template data directory (template-node.js); with the
+// default embedder, from its overlay too (memloom_init_store done at build time): either way the
+// store is the one a fresh install makes.
+for (const [what, embedder] of [
+  ['the default embedder: the template and its hash-v1 overlay', undefined],
+  ['another embedder: the template, initialised at open', { id: 'test-v1', name: 'test', version: 1, dims: 12, embed: async (texts) => texts.map(() => new Float32Array(12).fill(0.5)) }],
+]) {
+  test(`catalog: a new directory store for ${what}, equals a fresh install`, async () => {
+    const { fillFromTemplate } = await import('../src/template-node.js');
+    const { mkdtempSync, readdirSync, rmSync, statSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const fresh = await openStore({ embedder });
+    const want = await rows(fresh.db);
+    const wantMeta = (await fresh.db.query('SELECT * FROM memloom_meta')).rows;
+    await fresh.close();
+    const root = mkdtempSync(join(tmpdir(), 'memloom-template-'));
+    try {
+      // The template is current (build-wasm.sh makes it): openStore's own fill uses it too.
+      const probe = join(root, 'probe');
+      assert.equal(await fillFromTemplate(probe, { embedder: embedder ?? hashEmbedder() }), true, 'the package has a current template (run scripts/build-wasm.sh)');
+      for (const f of ['base', 'global/pg_control']) assert.equal(statSync(join(probe, f)).mode & 0o027, 0, `${f}: no group write, nothing for others (the archive's modes)`);
+      const raw = await openPglite(probe);
+      const [recorded] = (await raw.query('SELECT embedder_name FROM memloom_meta')).rows;
+      await raw.close();
+      assert.equal(recorded.embedder_name, embedder ? null : 'hash', embedder ? 'the template has no embedder yet' : 'the overlay recorded hash-v1 (no memloom_init_store at open)');
+      const dir = join(root, '.memloom');
+      const store = await openStore({ dir, embedder });
+      const got = await rows(store.db);
+      const meta = (await store.db.query('SELECT * FROM memloom_meta')).rows;
+      const r = await store.remember('the template store takes writes', { key: 'template' });
+      assert.equal((await store.recall('template store writes')).results[0].id, r.id);
+      await store.close();
+      assert.deepEqual(
+        { onlyTemplate: got.filter((r) => !want.includes(r)).slice(0, 6), onlyFresh: want.filter((r) => !got.includes(r)).slice(0, 6) },
+        { onlyTemplate: [], onlyFresh: [] },
+      );
+      assert.equal(got.length, want.length);
+      assert.deepEqual(meta, wantMeta, 'the same store record (embedder, schema version)');
+      assert.ok(!readdirSync(root).some((f) => f.startsWith('.memloom-template-')), 'no temporary folder left');
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+}

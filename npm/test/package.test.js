@@ -26,6 +26,8 @@ const PACKED = [
   'README.md',
   'bin/memloom.js',
   'data/NOTICE',
+  'data/pgdata-template-hash-v1.json',
+  'data/pgdata-template-hash-v1.tar.gz',
   'data/pgdata-template.json',
   'data/pgdata-template.tar.gz',
   'data/static-v1.bin',

@@ -29,6 +29,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
     throw new MemloomError('namespace must be a non-empty string');
   }
   const d = await drivers();
+  const embedder = options.embedder ?? hashEmbedder();
   let db;
   if (url) {
     if (!d.openPg) throw new MemloomError('a Postgres URL needs Node (the `pg` driver); in a browser use an embedded store');
@@ -39,9 +40,11 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
       throw new MemloomError(`cannot connect to ${redact(url)}: ${e.message}; check --database-url / DATABASE_URL and that the server is running`);
     }
   } else {
-    db = await d.openPglite(dir, options.pglite, { create: options.create !== false, assets: options.assets });
+    // The embedder: Node's driver can start a new store already initialised for it (template-node.js).
+    const { name, version, dims } = embedder;
+    db = await d.openPglite(dir, options.pglite, { create: options.create !== false, assets: options.assets, embedder: { name, version, dims } });
   }
-  const store = new Store(db, { namespace, embedder: options.embedder ?? hashEmbedder(), files: d.files, location: url ? redact(url) : dir ?? 'memory' });
+  const store = new Store(db, { namespace, embedder, files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
     await migrate(store, { create: options.create !== false });
     await initEmbedder(store);
