@@ -69,8 +69,9 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ] || [ package.
 fi
 
 # The template data directory a new embedded store starts from (npm/src/template-node.js):
-# PGlite's initdb and the migrations run once here instead of in every `memloom init`. Made
-# again only when the PGlite version or a migration changed (its stamp).
+# PGlite's initdb and the migrations run once here instead of in every `memloom init`, and with
+# the default embedder's overlay (memloom_init_store done: the pages it changes). Made again only
+# when the PGlite version or a migration changed (its stamp).
 node "$ROOT/npm/src/gen-template.js" >&2
 
 # The package's TypeScript declarations, generated from the JSDoc of npm/src (types.js holds the
