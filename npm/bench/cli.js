@@ -7,7 +7,8 @@
 // - `node -e 0`: the floor any CLI pays here.
 // All interleaved in one run, the order alternating per run, so the ratios hold on a loaded
 // machine. With --mcp N: `memloom mcp` on a copy of the store, N remember and N recall tool
-// calls over stdio (the SDK's client), p50 / p95 per call. Prints medians, mins and ratios.
+// calls over stdio (the SDK's client), p50 / p95 per call, then `recall` from the CLI on that
+// store while the server runs (served by it: one PGlite owner). Prints medians, mins and ratios.
 //   node bench/cli.js --store DIR [--baseline OTHER/npm] [--runs 5] [--warm] [--mcp 50]
 // DIR: an embedded store to remember into and recall from (e.g. the Node docs, 10k items). The
 // copies live in a temp dir, removed at the end with the warm process stopped.
@@ -108,7 +109,8 @@ if (opt.mcp) {
   const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
   const mcpStore = join(tmp, 'mcp-store');
   cpSync(opt.store, mcpStore, { recursive: true });
-  const transport = new StdioClientTransport({ command: process.execPath, args: [join(here, 'bin/memloom.js'), 'mcp', '--store', mcpStore], env: env(COLD), stderr: 'ignore' });
+  // With the warm process on, the MCP server also serves the store's warm socket (the CLI beside it).
+  const transport = new StdioClientTransport({ command: process.execPath, args: [join(here, 'bin/memloom.js'), 'mcp', '--store', mcpStore], env: env(WARM), stderr: 'ignore' });
   const client = new Client({ name: 'memloom-bench', version: '1.0.0' });
   let t = performance.now();
   await client.connect(transport);
@@ -125,9 +127,17 @@ if (opt.mcp) {
       if (r.isError) throw new Error(`${name}: ${JSON.stringify(r.content)}`);
     }
   }
+  // The CLI beside it: `recall` on the store the MCP server holds, served by it (warm).
+  const beside = [];
+  current = 'recall beside mcp';
+  for (let i = 0; i < runs; i++) beside.push(wall(here, ['recall', q, '--store', mcpStore], WARM));
+  const served = JSON.parse(spawnSync(process.execPath, [join(here, 'bin/memloom.js'), 'daemon', 'status', '--store', mcpStore, '--json'], { encoding: 'utf8', env: env(COLD) }).stdout);
+  if (served.owner !== 'mcp' || served.requests !== runs) throw new Error(`recall beside mcp was not served by memloom mcp: ${JSON.stringify(served)}`);
   await client.close();
   const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
   console.log(`memloom mcp (stdio), ${n} calls each, interleaved: start to initialized ${connectMs.toFixed(0)} ms; load average ${loadavg()[0].toFixed(1)}`);
+  console.log(`${'recall beside mcp'.padEnd(18)} median ${med(beside).toFixed(0).padStart(6)} ms, min ${Math.min(...beside).toFixed(0).padStart(6)} ms (the CLI on the store memloom mcp holds: run in it)`);
+  if (queryMs['recall beside mcp']) console.log(`${'recall beside mcp'.padEnd(18)} of which the recall itself (its tookMs): median ${med(queryMs['recall beside mcp']).toFixed(0)} ms`);
   for (const name of ['remember', 'recall']) {
     console.log(`mcp ${name.padEnd(14)} p50 ${pct(lat[name], 0.5).toFixed(1)} ms, p95 ${pct(lat[name], 0.95).toFixed(1)} ms (first ${lat[name][0].toFixed(1)} ms)`);
   }
