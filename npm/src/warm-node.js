@@ -136,4 +136,3 @@ export async function releaseFromWarm(dir) {
   if (hello.owner === 'mcp') return false; // it serves its MCP client until that goes: the opener's lock error stands
   return (await stopWarm(dir)).stopped;
 }
-

@@ -112,8 +112,8 @@ export async function tryWarm(argv) {
         return r.code;
       }
       // Not served: exiting (idle), or another version, store, namespace or embedder. The warm
-      // process is stopped for one that matches; `memloom mcp` is not, and the cold path says
-      // who holds the store (warm-node.js heldByMcp).
+      // process is stopped for one that matches; `memloom mcp` is not (its client needs it),
+      // and the cold path meets the store's lock as before.
       if (r.retry === 'exiting') await waitExit(r.pid, 30000);
       else if (r.owner === 'mcp') return undefined;
       else await stopWarm(dir);
