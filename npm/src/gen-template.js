@@ -48,12 +48,14 @@ const db = {
   close: async () => {},
 };
 const { Store } = await import('./store.js');
-await new Store(db, { namespace: 'default', location: 'template' })._migrate({ create: true });
+const store = new Store(db, { namespace: 'default', embedder: hash, location: 'template' });
+await store._migrate({ create: true });
 await pg.query('CHECKPOINT');
 const base = Buffer.from(await (await pg.dumpDataDir('gzip')).arrayBuffer());
-// The default embedder's store: the call initEmbedder (store/embedder.js) makes for a new
-// embedded store, made here once.
-await pg.query('SELECT memloom_init_store($1, $2, $3, false)', [hash.name, hash.version, hash.dims]);
+// The default embedder's store: what openStore does to a new embedded store, done here once
+// by the same code (store/embedder.js initEmbedder: memloom_init_store, no HNSW index).
+const { initEmbedder } = await import('./store/embedder.js');
+await initEmbedder(store);
 await pg.query('CHECKPOINT');
 const initialised = Buffer.from(await (await pg.dumpDataDir('gzip')).arrayBuffer());
 await pg.close();
