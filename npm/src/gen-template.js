@@ -6,14 +6,15 @@
 // migrations of every store it opens as always, so a template that is not current only costs
 // the time it was meant to save. Skips the work when the stamp already matches.
 //
-// Beside it, the same directory after memloom_init_store for the default embedder (hash-v1, as
-// an embedded store records it: no HNSW index), as an overlay, data/pgdata-template-hash-v1.tar.gz:
+// Beside it, the same directory after the default embedder's initialisation (hash-v1, as an
+// embedded store records it: no HNSW index), as an overlay, data/pgdata-template-hash-v1.tar.gz:
 // its new files, and of the files that changed only the blocks that differ (0.2 MB where the
-// whole files were 2.5 MB gzipped: the WAL segment and the catalogs change in a few pages); in
-// pgdata-template-hash-v1.json which blocks, and the template's files it no longer has. `memloom init` with the default embedder then finds its embedder
-// recorded and skips the call (re-typing two tables' vector columns and rebuilding their
-// indexes: 0.15-0.2 s of init on a quiet machine). Any other embedder starts from the template
-// and calls it at init, as before.
+// whole files were 2.5 MB gzipped: the WAL segment and the catalogs change in a few pages), with
+// pgdata-template-hash-v1.json saying which blocks, which files of the template it no longer has
+// and which template (by content) it applies to. `memloom init` with the default embedder then
+// finds its embedder recorded and skips memloom_init_store (re-typing two tables' vector columns
+// and rebuilding their indexes: 0.15-0.2 s of init on a quiet machine). Any other embedder
+// starts from the template and is initialised at open, as before.
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
