@@ -18,12 +18,12 @@ before(async () => {
   tmp = mkdtempSync(join(tmpdir(), 'memloom-missing-asset-'));
   const nm = join(tmp, 'node_modules');
   // memloom's modules are copied (so that they resolve their dependencies from this project);
-  // its wasm, SQL and data are only read, so links do.
+  // its wasm, SQL, schema modules and data are only read, so links do.
   const own = join(nm, 'memloom');
   mkdirSync(own, { recursive: true });
   cpSync(join(pkg, 'package.json'), join(own, 'package.json'));
   cpSync(join(pkg, 'src'), join(own, 'src'), { recursive: true });
-  for (const dir of ['wasm', 'sql', 'data']) symlinkSync(join(pkg, dir), join(own, dir), 'dir');
+  for (const dir of ['wasm', 'sql', 'data', 'schema']) symlinkSync(join(pkg, dir), join(own, dir), 'dir');
   // Every dependency as installed, but pglite-pgvector without its extension bundle.
   mkdirSync(join(nm, '@electric-sql'));
   for (const dep of ['@electric-sql/pglite', 'zod', 'commander', 'modern-tar']) symlinkSync(join(pkg, 'node_modules', dep), join(nm, dep), 'dir');
