@@ -110,9 +110,9 @@ export async function fillFromTemplate(dir, { embedder } = {}) {
   // leaves no directory that looks like a store (PG_VERSION is what says "a store is here").
   const tmp = mkdtempSync(join(dirname(resolve(dir)), '.memloom-template-'));
   try {
-    // The entries are "/base/...": the leading slash is stripped, so they land under tmp (with
-    // the modes of the archive: 0750 directories, 0640 files, as PGlite wrote them). The archive
-    // is the package's own (gen-template.js): directories and regular files only.
+    // The entries are "/base/...": the leading slash is stripped, so they land under tmp, with
+    // the modes of the archive (as PGlite wrote them: nothing for others). The archive is the
+    // package's own (gen-template.js): directories and regular files only.
     for (const { header, data } of entries) {
       const path = join(tmp, header.name.replace(/^\/+/, ''));
       if (!path.startsWith(tmp + sep)) throw new Error(`${file}: entry ${header.name} is outside the data directory; rebuild the package (scripts/build-wasm.sh)`);
