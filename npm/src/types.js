@@ -210,7 +210,7 @@
  * @property {number} [batchFiles] ... or this many changed files (default 500).
  * @property {(p: IngestProgress) => void} [onProgress] Per file, in order, as its batch is written.
  * @property {(w: IngestWarning) => void} [onWarning]
- * @property {(e: IndexBuild) => void} [onIndexBuild] Embedded store: called once before it builds its HNSW indexes, when this write takes it past EMBEDDED_HNSW_THRESHOLD (20,000) active items; the build takes about a minute per 100k stored rows.
+ * @property {(e: IndexBuild) => void} [onIndexBuild] Embedded store: called once before it builds its HNSW indexes, when this write takes it past EMBEDDED_HNSW_THRESHOLD (20,000) active items; the build takes about a minute for 100k stored rows, much longer for a graph past the build memory's cap.
  */
 
 /**
