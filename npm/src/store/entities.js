@@ -2,7 +2,7 @@
 // (memloom_index_batch), prune what nothing mentions.
 import { entityKinds, vectorArrayLiteral } from '../core.js';
 import { offlineExtractor } from '../extractors.js';
-import { activeItems, analyzeIfGrown, compactEmbedded, refreshStats } from './maintenance.js';
+import { activeItems, analyzeIfGrown, refreshStats } from './maintenance.js';
 /** @import { Store } from './store.js' */
 
 /** Items per index transaction. */
@@ -94,11 +94,8 @@ export async function indexEntities(store, { onProgress, onWarning, extractor, a
   report.removedMentions = Number(pruned[0].mentions);
   report.removedEntities = Number(pruned[0].entities);
   report.seconds = (Date.now() - started) / 1000;
-  if (bulk && report.items > 0) {
-    // The run rewrote more than half the items' rows: the embedded store drops the pages it emptied.
-    await compactEmbedded(store);
-    await refreshStats(store);
-  } else if (report.items + report.removedMentions + report.removedEntities > 0) await analyzeIfGrown(store);
+  if (bulk && report.items > 0) await refreshStats(store);
+  else if (report.items + report.removedMentions + report.removedEntities > 0) await analyzeIfGrown(store);
   return report;
 }
 

@@ -92,26 +92,6 @@ async function vacuumEmbedded(store) {
   if (tables.length > 0) await store.db.query(`VACUUM ${tables.map((t) => `"${String(t).replace(/"/g, '""')}"`).join(', ')}`);
 }
 
-/**
- * After a bulk index run on the embedded store below EMBEDDED_HNSW_THRESHOLD: memloom_items
- * rewritten without the pages the run emptied. The run marks each item it indexed
- * (memloom_index_batch's UPDATE of indexed_at); the heap's pages are full, so every new row
- * version goes to a new page at the end, and the VACUUM that follows frees the old pages but
- * cannot return them: the Node docs' 4,351 chunks sat in 2,362 pages, half of them empty, and
- * the vector arm's exact scan (a sequential scan of every page) read them all on each recall
- * (docs/BENCHMARKS.md "Embedded recall, where the time goes"). VACUUM FULL copies the live rows
- * in their physical order, so the scans that keep the first rows in heap order (a capped
- * keyword tier) see the same rows in the same order; the VACUUM of refreshStats then marks
- * the new pages all-visible. Not with the HNSW indexes (VACUUM FULL rebuilds every index, and
- * that graph takes minutes in wasm), and not on a server (its operator's autovacuum; a VACUUM
- * FULL locks the table).
- * @param {Store} store
- */
-export async function compactEmbedded(store) {
-  if (store.db.kind !== 'embedded' || (await hasVectorIndex(store))) return;
-  await store.db.query('VACUUM FULL memloom_items');
-}
-
 /** The namespace's active items, from the statistics the writes keep. @param {Store} store */
 export async function activeItems(store) {
   const { rows } = await store.db.query('SELECT memloom_active_items($1) AS n', [store.namespace]);
