@@ -103,14 +103,15 @@ export async function maintainVectorIndex(store, { force = false, onIndexBuild }
   if (store._vectorIndex) return true;
   if (store.embedder.dims > HNSW_MAX_DIMS) return false;
   const embedded = store.kind === 'embedded';
+  const active = embedded ? await activeItemsAll(store) : null;
   // The catalog is read only past the threshold.
-  if (embedded && !force && (await activeItemsAll(store)) < EMBEDDED_HNSW_THRESHOLD) return false;
+  if (embedded && !force && active < EMBEDDED_HNSW_THRESHOLD) return false;
   if (!(await hasVectorIndex(store))) {
     if (!embedded) await store.db.query('SELECT memloom_ensure_vector_index()');
     else {
       const { rows: [n] } = await store.db.query('SELECT (SELECT count(*) FROM memloom_items) AS items, (SELECT count(*) FROM memloom_entities) AS entities');
       const rows = Number(n.items);
-      onIndexBuild?.({ items: await activeItemsAll(store), rows });
+      onIndexBuild?.({ items: active, rows });
       const mb = indexBuildMemoryMb(rows + Number(n.entities), store.embedder.dims);
       await store.db.transaction(async (tx) => {
         if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
