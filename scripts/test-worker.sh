@@ -69,11 +69,11 @@ SELECT memloom_grant_namespace('memloom_app', '*');
 SQL
 APP_URL="${URL/postgres@/memloom_app@}"
 
-# static-v1 (tests/worker/static/, run last): a second database, made as `memloom init
-# --embedder static-v1` makes a server store (its token table loaded), for a second worker.
+# static-v2 (tests/worker/static/, run last): a second database, made as `memloom init
+# --embedder static-v2` makes a server store (its token table loaded), for a second worker.
 STATIC_URL="${URL%/*}/memloom_static"
 psql -X -q -v ON_ERROR_STOP=1 "$URL" -c 'CREATE DATABASE memloom_static' >&2
-"$SEED" static "$STATIC_URL" "$ROOT/crates/memloom-core/data/static-v1.bin"
+"$SEED" static "$STATIC_URL" "$ROOT/crates/memloom-core/data/static-v1.bin" 2
 psql -X -q -v ON_ERROR_STOP=1 "$STATIC_URL" >&2 <<'SQL'
 GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO memloom_app;
 GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO memloom_app;
@@ -141,9 +141,10 @@ WORKER_URL="$WORKER_URL" TOKEN_A="$TOKEN_A" TOKEN_B="$TOKEN_B" DATABASE_URL="$UR
   WRANGLER_LOG="$WORK/wrangler.log" \
   node --test --test-concurrency=1 --test-reporter=spec "${test_files[@]}"
 
-# The static-v1 worker (MEMLOOM_EMBEDDER) on the second database.
+# The static-v2 worker (MEMLOOM_EMBEDDER) on the second database (static-v1 is the same code
+# with other weights: memloom-sql's static_table test runs its path for both versions).
 TOKEN_S="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toString("hex"))')"
-printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-s"}\nMEMLOOM_EMBEDDER=static-v1\n' \
+printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-s"}\nMEMLOOM_EMBEDDER=static-v2\n' \
   "${STATIC_URL/postgres@/memloom_app@}" "$(hash "$TOKEN_S")" > "$WORK/worker-static.env"
 start_worker wrangler-static "$WORK/worker-static.env"
 WORKER_URL="$WORKER_URL" TOKEN_S="$TOKEN_S" DATABASE_URL="$STATIC_URL" \

@@ -203,7 +203,7 @@ export function apiEmbedderSpec(url, model, dims) {
 }
 
 /**
- * The embedder settings select: `{offline: 'hash-v1' | 'static-v1'}` or `{api: spec}`. An
+ * The embedder settings select: `{offline: 'hash-v1' | 'static-v1' | 'static-v2'}` or `{api: spec}`. An
  * offline name and a url both set is an error; neither: hash-v1.
  * @param {{name?: string, url?: string, model?: string, dims?: number}} settings
  * @returns {{offline: string, api?: undefined} | {api: ApiEmbedderSpec, offline?: undefined}}
@@ -399,16 +399,18 @@ function checkStatic() {
 }
 
 /**
- * Embeds many texts with static-v1 (after loadStaticModel): one Float32Array of 512 per text.
+ * Embeds many texts with the static embedder's `version` (2: static-v2, the default; 1:
+ * static-v1), after loadStaticModel: one Float32Array of 512 per text.
  * @param {string[]} texts
+ * @param {number} [version]
  * @returns {Float32Array[]}
  */
-export function embedStaticBatch(texts) {
+export function embedStaticBatch(texts, version = 2) {
   checkStatic();
   if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
     throw new TypeError('embedStaticBatch(texts): texts must be an array of strings');
   }
-  return wasm.embedStaticBatch(texts);
+  return userError(() => wasm.embedStaticBatch(texts, version));
 }
 
 /**
@@ -423,12 +425,15 @@ export function tokenizeStatic(text) {
 }
 
 /**
- * static-v1's identity: {id: 'static-v1', name: 'static', version: 1, dims: 512}.
+ * The static embedder's identity for `version` (2, the default, or 1), e.g. {id: 'static-v2',
+ * name: 'static', version: 2, dims: 512}.
+ * @param {number} [version]
  * @returns {EmbedderInfo}
  */
-export function staticEmbedderInfo() {
+export function staticEmbedderInfo(version = 2) {
   check();
-  return wasm.staticEmbedderInfo();
+  if (!Number.isInteger(version) || version < 1) throw new TypeError(`static embedder version must be 1 or 2, not ${version}`);
+  return userError(() => wasm.staticEmbedderInfo(version));
 }
 
 export { wasm as _wasm };

@@ -2,9 +2,10 @@
 // (memloom_meta: name, version, dims) and refuses to mix: see Store#_initEmbedder.
 //
 // - hashEmbedder(): `hash-v1`, the deterministic offline embedder of memloom-core (wasm).
-// - staticEmbedder({data}): `static-v1`, offline too: a static model distilled from
-//   all-MiniLM-L6-v2 (its token table, data/static-v1.bin, loads on first use) joined with
-//   hash-v1's features; cosine = 0.5 static + 0.5 hash-v1. 512 dimensions.
+// - staticEmbedder({data, version}): `static-v2` (or `static-v1`), offline too: a static model
+//   distilled from all-MiniLM-L6-v2 (its token table, data/static-v1.bin, loads on first use)
+//   joined with hash-v1's features; cosine = 2/3 static + 1/3 hash-v1 (v2) or 1/2 + 1/2 (v1).
+//   512 dimensions; one table for both versions.
 // - apiEmbedder({url, apiKey, model, dims}): any OpenAI-compatible `/v1/embeddings` endpoint,
 //   batched, retried with exponential backoff on 429 / 5xx / network errors, with a timeout. Its
 //   rules (settings, endpoint, identity, request, response) are memloom-core's embed/api.rs.
@@ -43,17 +44,18 @@ export function hashEmbedder() {
 }
 
 /**
- * The distilled offline embedder (`static-v1`, 512 dimensions). `data` (optional): the table's
- * bytes, a Response or a URL; by default the package's data/static-v1.bin (Node, browsers).
+ * The distilled offline embedder (512 dimensions): `version` 2 (`static-v2`, the default) or 1
+ * (`static-v1`, for stores built with it). `data` (optional): the table's bytes, a Response or a
+ * URL; by default the package's data/static-v1.bin (Node, browsers), the same for both versions.
  * @param {StaticEmbedderOptions} [options]
  * @returns {Embedder}
  */
 export function staticEmbedder(options) {
-  const info = staticEmbedderInfo();
+  const info = staticEmbedderInfo(options?.version ?? 2);
   let loading;
   return {
-    id: info.id, // 'static-v1'
-    name: info.name, // memloom_meta records name 'static', version 1
+    id: info.id, // 'static-v2'
+    name: info.name, // memloom_meta records name 'static', version 2
     version: info.version,
     dims: info.dims,
     async embed(texts) {
@@ -62,7 +64,7 @@ export function staticEmbedder(options) {
         throw e;
       });
       await loading;
-      return embedStaticBatch(texts);
+      return embedStaticBatch(texts, info.version);
     },
     /** The table's bytes (a server store keeps a copy for the edge worker: Store#loadStaticTable). */
     async table() {
@@ -75,7 +77,11 @@ export function staticEmbedder(options) {
 }
 
 /** The offline embedders by id, for MEMLOOM_EMBEDDER / `--embedder`. */
-export const OFFLINE_EMBEDDERS = { 'hash-v1': hashEmbedder, 'static-v1': staticEmbedder };
+export const OFFLINE_EMBEDDERS = {
+  'hash-v1': hashEmbedder,
+  'static-v1': () => staticEmbedder({ version: 1 }),
+  'static-v2': () => staticEmbedder({ version: 2 }),
+};
 
 const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 500 };
 
@@ -167,7 +173,7 @@ export function apiEmbedder(options) {
 
 /**
  * The embedder configured by environment variables: MEMLOOM_EMBEDDER names an offline one
- * (hash-v1, static-v1); MEMLOOM_EMBED_URL (with _MODEL, _DIMS, _KEY) an embeddings API;
+ * (hash-v1, static-v1, static-v2); MEMLOOM_EMBED_URL (with _MODEL, _DIMS, _KEY) an embeddings API;
  * neither: hash-v1. Node only. (The CLI adds config files: settings.js, config-node.js.)
  * @param {Env} [env]
  * @returns {Embedder}

@@ -101,7 +101,7 @@ export const TOOLS = {
     title: 'Recall from memloom',
     description:
       'Search memloom (team docs and saved memories) with three arms fused by reciprocal rank fusion: a keyword arm (exact words, identifiers, error codes), an entity arm (names and identifiers extracted from the items) and a vector arm whose reach depends on the store\'s embedder: ' +
-      'the offline default (hash-v1) matches shared words and identifiers only, not meaning, so phrase the query with the words the docs or memories likely use; static-v1 adds some distilled meaning; an embeddings API matches by the model\'s meaning. ' +
+      'the offline default (hash-v1) matches shared words and identifiers only, not meaning, so phrase the query with the words the docs or memories likely use; static-v2 and static-v1 add some distilled meaning; an embeddings API matches by the model\'s meaning. ' +
       'Use it before answering anything about the project, its decisions, runbooks or conventions. Results come best first; ' +
       'each says where it came from (a chunk: source file › heading breadcrumb; a memory: its key and id), its fused score (rrfScore), ' +
       'its cosine similarity, and the rank each arm gave it (null where an arm did not find it). Cite the source or key of what you use.',

@@ -92,7 +92,8 @@
 
 /**
  * @typedef {object} StaticEmbedderOptions
- * @property {StaticModelData} [data] static-v1's table; default the package's data/static-v1.bin.
+ * @property {StaticModelData} [data] the static embedders' table; default the package's data/static-v1.bin.
+ * @property {1 | 2} [version] 2 (`static-v2`, the default) or 1 (`static-v1`, for stores built with it).
  */
 
 /**

@@ -14,7 +14,9 @@ const CHROMIUM = process.env.MEMLOOM_CHROMIUM ?? '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} not found`;
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const golden = JSON.parse(readFileSync(new URL('../../tests/golden/embeddings.json', import.meta.url), 'utf8'));
-const goldenStatic = JSON.parse(readFileSync(new URL('../../tests/golden/embeddings-static-v1.json', import.meta.url), 'utf8'));
+const goldenStatic = Object.fromEntries(
+  ['static-v1', 'static-v2'].map((id) => [id, JSON.parse(readFileSync(new URL(`../../tests/golden/embeddings-${id}.json`, import.meta.url), 'utf8'))]),
+);
 
 const TYPES = { '.bin': 'application/octet-stream', '.js': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm', '.json': 'application/json' };
 let server, base, browser, tmp;
@@ -109,20 +111,26 @@ test('unbundled: use before init fails clearly, then chunk, embed (bit-identical
   await page.close();
 });
 
-test('unbundled: static-v1 fetches its table next to the package and embeds bit-identically', { skip }, async () => {
+test('unbundled: static-v1 and static-v2 fetch their table next to the package and embed bit-identically', { skip }, async () => {
   const page = await browser.newPage();
   await page.goto(`${base}/`);
   const out = await page.evaluate(async (texts) => {
     const m = await import('/pkg/src/entry-browser.js');
     await m.init();
-    const e = m.staticEmbedder(); // default table: fetched from /pkg/data/static-v1.bin
-    const vs = await e.embed(texts);
-    return { id: e.id, dims: e.dims, vectors: vs.map((v) => Array.from(new Uint32Array(v.buffer))) };
-  }, goldenStatic.map((g) => g.text));
-  assert.equal(out.id, 'static-v1');
-  assert.equal(out.dims, 512);
-  for (const [i, g] of goldenStatic.entries()) {
-    assert.deepEqual(out.vectors[i], Array.from(new Uint32Array(Float32Array.from(g.vector.map(Math.fround)).buffer)), g.text);
+    const got = {};
+    for (const version of [1, 2]) {
+      const e = m.staticEmbedder({ version }); // default table: fetched from /pkg/data/static-v1.bin
+      const vs = await e.embed(texts);
+      got[e.id] = { dims: e.dims, vectors: vs.map((v) => Array.from(new Uint32Array(v.buffer))) };
+    }
+    return got;
+  }, goldenStatic['static-v2'].map((g) => g.text));
+  for (const id of ['static-v1', 'static-v2']) {
+    assert.equal(out[id].dims, 512);
+    for (const [i, g] of goldenStatic[id].entries()) {
+      assert.equal(g.text, goldenStatic['static-v2'][i].text);
+      assert.deepEqual(out[id].vectors[i], Array.from(new Uint32Array(Float32Array.from(g.vector.map(Math.fround)).buffer)), `${id} ${g.text}`);
+    }
   }
   await page.close();
 });

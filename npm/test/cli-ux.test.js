@@ -90,7 +90,7 @@ test('bash completion loads and completes commands, flags, flag values and files
     [['memloom', 're'], 'remember recall'],
     [['memloom', 'recall', '--li'], '--limit'],
     [['memloom', '--store', '/tmp', 'rec'], 'recall'],
-    [['memloom', 'init', '--embedder', 's'], 'static-v1'],
+    [['memloom', 'init', '--embedder', 's'], 'static-v1 static-v2'],
     [['memloom', 'completion', ''], 'bash zsh fish'],
     [['memloom', 'help', 'in'], 'init ingest index'],
     [['memloom', 'eval', '--arms', 'x', '--s'], '--set --store'],
@@ -263,15 +263,15 @@ test('config: flags > env > store config > user config > defaults; memloom confi
 test('config: the store config chooses the embedder a new store is built with', () => {
   const proj = join(tmp, 'proj-static');
   mkdirSync(proj);
-  writeFileSync(join(proj, 'memloom.config.json'), JSON.stringify({ embedder: { name: 'static-v1' } }));
+  writeFileSync(join(proj, 'memloom.config.json'), JSON.stringify({ embedder: { name: 'static-v2' } }));
   const s = join(proj, '.memloom');
   let r = runCli(['init', '--store', s, '--json']);
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(JSON.parse(r.stdout).embedder, { name: 'static', version: 1, dims: 512 });
+  assert.deepEqual(JSON.parse(r.stdout).embedder, { name: 'static', version: 2, dims: 512 });
   // Later commands find the same config: no --embedder needed to open it.
   r = runCli(['stats', '--store', s]);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stdout, /vector arm {2}static-v1 \(offline\) adds some meaning/);
+  assert.match(r.stdout, /vector arm {2}static-v2 \(offline\) adds some meaning/);
 });
 
 test('config: unknown keys and wrong values are errors naming the key and the file', () => {
@@ -282,7 +282,7 @@ test('config: unknown keys and wrong values are errors naming the key and the fi
     [{ embedder: { nam: 'static-v1' } }, /memloom\.config\.json: unknown key "embedder\.nam"; the keys there are embedder\.name, embedder\.url/],
     [{ embeder: {} }, /memloom\.config\.json: unknown key "embeder"; the keys there are embedder, extractor, progress/],
     [{ embedder: { dims: '384' } }, /memloom\.config\.json: "embedder\.dims": Expected number, received string/],
-    [{ embedder: { name: 'static-v2' } }, /memloom\.config\.json: "embedder\.name": Invalid enum value.*'hash-v1' \| 'static-v1'/],
+    [{ embedder: { name: 'static-v3' } }, /memloom\.config\.json: "embedder\.name": Invalid enum value.*'hash-v1' \| 'static-v1' \| 'static-v2'/],
   ]) {
     writeFileSync(file, JSON.stringify(json));
     const r = runCli(['stats', '--store', join(proj, '.memloom')]);

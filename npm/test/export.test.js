@@ -212,18 +212,18 @@ test('newer format or schema versions are refused, naming the versions', () => {
 });
 
 test('a dump of another embedder is re-embedded with the store\'s', async () => {
-  const r = runCli(['import', join(tmp, 'dump1.jsonl'), '--store', dir('static'), '--embedder', 'static-v1', '--json']);
+  const r = runCli(['import', join(tmp, 'dump1.jsonl'), '--store', dir('static'), '--embedder', 'static-v2', '--json']);
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).reembedded, true);
   const e = staticEmbedder();
   await withStore({ dir: dir('static'), embedder: e }, async (s) => {
-    assert.deepEqual(await s.storedEmbedder(), { name: 'static', version: 1, dims: e.dims });
+    assert.deepEqual(await s.storedEmbedder(), { name: 'static', version: 2, dims: e.dims });
     const { rows } = await s.db.query(`SELECT content, embedding::text AS v FROM memloom_items ORDER BY id`);
     const want = await e.embed(rows.map((x) => x.content));
     const f32 = (v) => Array.from(v, Math.fround);
     for (const [i, row] of rows.entries()) assert.deepEqual(f32(JSON.parse(row.v)), f32(want[i]), `item ${i + 1}`);
     const { rows: ents } = await s.db.query(`SELECT name, embedding::text AS v FROM memloom_entities ORDER BY id LIMIT 5`);
-    const wantE = await e.embed(ents.map((x) => x.name)); // static-v1: an entity is embedded from its name
+    const wantE = await e.embed(ents.map((x) => x.name)); // static-v2: an entity is embedded from its name
     for (const [i, row] of ents.entries()) assert.deepEqual(f32(JSON.parse(row.v)), f32(wantE[i]));
     assert.equal(JSON.stringify(await histories(s)), JSON.stringify(await withStore({ dir: dir('source') }, histories)));
   });

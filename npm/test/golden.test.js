@@ -25,17 +25,25 @@ test('embeddings: hash-v1 vectors are bit-identical to the Rust core', { skip: !
   for (const [i, c] of cases.entries()) assert.deepEqual(bits(batch[i]), bits(c.vector.map(Math.fround)));
 });
 
-test('embeddings: static-v1 vectors are bit-identical to the Rust core', { skip: !present('embeddings-static-v1.json') }, async () => {
-  const cases = load('embeddings-static-v1.json');
-  assert.ok(cases.length > 0);
-  const e = staticEmbedder(); // loads the package's data/static-v1.bin
-  assert.deepEqual([e.id, e.name, e.version, e.dims], ['static-v1', 'static', 1, 512]);
-  const got = await e.embed(cases.map((c) => c.text));
-  for (const [i, c] of cases.entries()) {
-    assert.equal(c.embedder, 'static-v1');
-    assert.equal(got[i].length, c.dims, `dims for ${JSON.stringify(c.text)}`);
-    assert.deepEqual(bits(got[i]), bits(c.vector.map(Math.fround)), `vector for ${JSON.stringify(c.text)}`);
-  }
+for (const version of [1, 2]) {
+  const id = `static-v${version}`;
+  test(`embeddings: ${id} vectors are bit-identical to the Rust core`, { skip: !present(`embeddings-${id}.json`) }, async () => {
+    const cases = load(`embeddings-${id}.json`);
+    assert.ok(cases.length > 0);
+    const e = staticEmbedder({ version }); // loads the package's data/static-v1.bin
+    assert.deepEqual([e.id, e.name, e.version, e.dims], [id, 'static', version, 512]);
+    const got = await e.embed(cases.map((c) => c.text));
+    for (const [i, c] of cases.entries()) {
+      assert.equal(c.embedder, id);
+      assert.equal(got[i].length, c.dims, `dims for ${JSON.stringify(c.text)}`);
+      assert.deepEqual(bits(got[i]), bits(c.vector.map(Math.fround)), `vector for ${JSON.stringify(c.text)}`);
+    }
+  });
+}
+
+test('staticEmbedder(): static-v2 unless asked for version 1; other versions are refused', () => {
+  assert.equal(staticEmbedder().id, 'static-v2');
+  assert.throws(() => staticEmbedder({ version: 3 }), /no static embedder version 3; the versions are 1 \(static-v1\) and 2 \(static-v2\)/);
 });
 
 test('wordpiece: static-v1 tokenizes like Hugging Face tokenizers', { skip: !present('wordpiece.json') }, async () => {

@@ -1,4 +1,4 @@
-// static-v1 on a PostgreSQL server (MEMLOOM_TEST_DATABASE_URL, a superuser: each test makes a
+// static-v2 on a PostgreSQL server (MEMLOOM_TEST_DATABASE_URL, a superuser: each test makes a
 // database of its own, since a store holds one embedder): initialising the store also loads
 // the token table into it (sql/memloom/13_static_table.sql), which the edge worker embeds with;
 // reopening does not load it again; the rows are the shipped file's. The worker's own use of it
@@ -29,7 +29,7 @@ async function withDatabase(fn) {
   }
 }
 
-test('a static-v1 server store holds the token table the worker needs, loaded once', { skip }, async () => {
+test('a static-v2 server store holds the token table the worker needs, loaded once', { skip }, async () => {
   await withDatabase(async (dbUrl) => {
     let store = await openStore({ url: dbUrl, embedder: staticEmbedder() });
     const q = (sql, params) => store.db.query(sql, params).then((r) => r.rows);

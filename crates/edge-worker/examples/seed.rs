@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! seed migrate URL                                 apply the migrations, initialise for hash-v1
-//! seed static  URL TABLE                           the same for static-v1, its TABLE (static-v1.bin) loaded
+//! seed static  URL TABLE [VERSION]                 the same for static-v1 or -v2 (VERSION 1 or 2,
+//!                                                   default 2), its TABLE (static-v1.bin) loaded
 //! seed ingest  URL NAMESPACE DIR [--repeat-to N]   chunk DIR's markdown with memloom-core and load it
 //! seed fuse    URL NAMESPACE QUERIES SECONDS [--fresh]  time memloom_fuse called directly
 //! ```
@@ -57,14 +58,20 @@ async fn migrate_and_init(client: &Client) -> Res<Vec<i32>> {
     Ok(applied)
 }
 
-/// Applies the migrations, initialises the store for static-v1 and loads its token table (the
-/// bytes checked by the core first), as `memloom init --embedder static-v1` does on a server.
-async fn migrate_and_init_static(url: &str, table: &Path) -> Res<()> {
+/// Applies the migrations, initialises the store for static-v1 or -v2 and loads their token
+/// table (the bytes checked by the core first), as `memloom init --embedder static-v2` does on
+/// a server.
+async fn migrate_and_init_static(url: &str, table: &Path, version: &str) -> Res<()> {
     let client = connect(url).await?;
     memloom_sql::migrate(&client).await?;
     let bytes = std::fs::read(table)?;
     memloom_core::StaticModel::from_bytes(&bytes)?;
-    let s = memloom_core::STATIC_V1;
+    let s = version
+        .parse()
+        .ok()
+        .and_then(memloom_core::StaticVersion::from_version)
+        .ok_or("VERSION is 1 (static-v1) or 2 (static-v2)")?
+        .info();
     let store = memloom_sql::StoreEmbedder {
         name: s.name,
         version: s.version as i32,
@@ -72,7 +79,7 @@ async fn migrate_and_init_static(url: &str, table: &Path) -> Res<()> {
     };
     memloom_sql::init_store(&client, &store, true).await?;
     let rows = memloom_sql::load_static_table(&client, &bytes).await?;
-    eprintln!("seed: static-v1 store, {rows} token rows loaded");
+    eprintln!("seed: {} store, {rows} token rows loaded", s.id());
     Ok(())
 }
 
@@ -223,7 +230,10 @@ async fn main() {
                 .map(|v| eprintln!("seed: applied migrations {v:?}")),
             Err(e) => Err(e),
         },
-        ["static", url, table] => migrate_and_init_static(url, Path::new(table)).await,
+        ["static", url, table] => migrate_and_init_static(url, Path::new(table), "2").await,
+        ["static", url, table, version] => {
+            migrate_and_init_static(url, Path::new(table), version).await
+        }
         ["ingest", url, ns, dir] => ingest(url, ns, Path::new(dir), None).await,
         ["ingest", url, ns, dir, "--repeat-to", n] => match n.parse() {
             Ok(n) => ingest(url, ns, Path::new(dir), Some(n)).await,
@@ -233,7 +243,7 @@ async fn main() {
             Ok(s) => fuse_bench(url, ns, Path::new(queries), s, rest == ["--fresh"]).await,
             Err(_) => Err("SECONDS must be a number".into()),
         },
-        _ => Err("usage: seed migrate URL | static URL TABLE | ingest URL NS DIR [--repeat-to N] | fuse URL NS QUERIES SECONDS [--fresh]".into()),
+        _ => Err("usage: seed migrate URL | static URL TABLE [VERSION] | ingest URL NS DIR [--repeat-to N] | fuse URL NS QUERIES SECONDS [--fresh]".into()),
     };
     if let Err(e) = result {
         eprintln!("seed: error: {e}");

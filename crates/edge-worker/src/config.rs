@@ -226,13 +226,13 @@ pub fn hyperdrive_target(hd: &HyperdriveBinding) -> Result<DbTarget, String> {
     Ok(t)
 }
 
-/// The query embedder: hash-v1 compiled in, static-v1 (its vocabulary and token rows read from
+/// The query embedder: hash-v1 compiled in, static-v1 or -v2 (its vocabulary and token rows read from
 /// the store: sql/memloom/13_static_table.sql), or an OpenAI-compatible API. memloom-core's
 /// type: its rules and identity are the npm package's too; the worker only does the call
 /// (`worker/embed.rs`).
 pub type EmbedderConfig = EmbedderChoice;
 
-/// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`) or `MEMLOOM_EMBED_URL`,
+/// From `MEMLOOM_EMBEDDER` (an offline one: `hash-v1`, `static-v1`, `static-v2`) or `MEMLOOM_EMBED_URL`,
 /// `MEMLOOM_EMBED_MODEL`, `MEMLOOM_EMBED_DIMS`: the npm package's names, and its rule
 /// (memloom-core's `choose_embedder`). Neither: hash-v1.
 pub fn embedder_from_vars(
@@ -260,15 +260,15 @@ pub fn embedder_from_vars(
 }
 
 /// What a worker built without the `static-v1` feature answers (500 `misconfigured`) when
-/// `MEMLOOM_EMBEDDER` asks for static-v1: the fix is a build, not a setting.
-pub const STATIC_V1_NOT_BUILT: &str = "MEMLOOM_EMBEDDER is static-v1, but this worker was built without static-v1 (scripts/build-worker.sh --no-static); deploy the default build (bash scripts/build-worker.sh, the crate's static-v1 feature), or set MEMLOOM_EMBEDDER to the store's embedder";
+/// `MEMLOOM_EMBEDDER` asks for static-v1 or -v2: the fix is a build, not a setting.
+pub const STATIC_NOT_BUILT: &str = "MEMLOOM_EMBEDDER is a static embedder, but this worker was built without static-v1 and static-v2 (scripts/build-worker.sh --no-static); deploy the default build (bash scripts/build-worker.sh, the crate's static-v1 feature), or set MEMLOOM_EMBEDDER to the store's embedder";
 
-/// The chosen embedder, if this build carries it. static-v1 needs the core's WordPiece
-/// tokenizer and character tables in the wasm (the crate's `static-v1` feature, on by default);
-/// the small build leaves them out to fit the bundle budget.
+/// The chosen embedder, if this build carries it. The static embedders need the core's
+/// WordPiece tokenizer and character tables in the wasm (the crate's `static-v1` feature, on by
+/// default); the small build leaves them out to fit the bundle budget.
 fn built_in(embedder: EmbedderConfig) -> Result<EmbedderConfig, ConfigError> {
-    if embedder == EmbedderConfig::Static && !cfg!(feature = "static-v1") {
-        return Err(ConfigError::new(STATIC_V1_NOT_BUILT));
+    if matches!(embedder, EmbedderConfig::Static(_)) && !cfg!(feature = "static-v1") {
+        return Err(ConfigError::new(STATIC_NOT_BUILT));
     }
     Ok(embedder)
 }
@@ -284,6 +284,7 @@ pub fn sql_identity(embedder: &EmbedderConfig) -> (String, i32, i32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use memloom_core::StaticVersion;
 
     #[test]
     fn timeouts_default_and_validate() {
@@ -473,11 +474,19 @@ mod tests {
     fn static_v1_needs_the_build_that_carries_it() {
         let c = read(&[("MEMLOOM_EMBEDDER", "static-v1")], None);
         if cfg!(feature = "static-v1") {
-            assert_eq!(c.embedder.unwrap(), EmbedderConfig::Static);
+            assert_eq!(
+                c.embedder.unwrap(),
+                EmbedderConfig::Static(StaticVersion::V1)
+            );
+            let c = read(&[("MEMLOOM_EMBEDDER", "static-v2")], None);
+            assert_eq!(
+                c.embedder.unwrap(),
+                EmbedderConfig::Static(StaticVersion::V2)
+            );
             return;
         }
         let e = c.embedder.unwrap_err();
-        assert_eq!(e.what, STATIC_V1_NOT_BUILT);
+        assert_eq!(e.what, STATIC_NOT_BUILT);
         let api = e.api_error();
         assert_eq!((api.status, api.code), (500, "misconfigured"));
         assert!(
@@ -493,15 +502,17 @@ mod tests {
     #[test]
     fn offline_embedders_by_name() {
         let pick = |n: &str| embedder_from_vars(Some(n), None, None, None);
-        assert_eq!(pick("static-v1").unwrap(), EmbedderConfig::Static);
+        let v1 = EmbedderConfig::Static(StaticVersion::V1);
+        let v2 = EmbedderConfig::Static(StaticVersion::V2);
+        assert_eq!(pick("static-v1").unwrap(), v1);
+        assert_eq!(pick("static-v2").unwrap(), v2);
         assert_eq!(pick("hash-v1").unwrap(), EmbedderConfig::Hash);
-        assert_eq!(
-            sql_identity(&EmbedderConfig::Static),
-            ("static".to_string(), 1, 512)
-        );
-        assert_eq!(EmbedderConfig::Static.id(), "static-v1");
-        let e = pick("static-v2").unwrap_err();
-        assert!(e.contains("hash-v1, static-v1"), "{e}");
+        assert_eq!(sql_identity(&v1), ("static".to_string(), 1, 512));
+        assert_eq!(sql_identity(&v2), ("static".to_string(), 2, 512));
+        assert_eq!(v1.id(), "static-v1");
+        assert_eq!(v2.id(), "static-v2");
+        let e = pick("static-v3").unwrap_err();
+        assert!(e.contains("hash-v1, static-v1, static-v2"), "{e}");
         let e = embedder_from_vars(
             Some("static-v1"),
             Some("https://x/v1"),

@@ -180,18 +180,28 @@ pub fn from_sqlstate(sqlstate: Option<&str>) -> ApiError {
 
 /// The store refused the worker's embedder: `message` is the store's own text, which names
 /// both embedders (`query embedded with hash-v2 (256 dimensions), store built with hash-v1 ...`).
-/// A worker built without static-v1 facing a static-v1 store adds that setting the worker's
-/// embedder cannot help: it needs the other build.
+/// A worker built without the static embedders facing a static-v1 or -v2 store adds that
+/// setting the worker's embedder cannot help: it needs the other build.
 pub fn embedder_mismatch(message: &str) -> ApiError {
     let mut message = truncate(message, 400);
-    if !cfg!(feature = "static-v1") && message.contains("store built with static-v") {
-        message.push_str(STATIC_V1_STORE_HINT);
+    if !cfg!(feature = "static-v1") {
+        let store = message
+            .split("store built with ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .filter(|id| id.starts_with("static-v"))
+            .map(str::to_string);
+        if let Some(id) = store {
+            message.push_str(STATIC_STORE_HINT);
+            message.push_str(&id);
+        }
     }
     ApiError::new(409, "embedder_mismatch", message)
 }
 
-/// The hint [`embedder_mismatch`] adds in a build without the `static-v1` feature.
-const STATIC_V1_STORE_HINT: &str = "; this worker was built without static-v1 (scripts/build-worker.sh --no-static): deploy the default build (bash scripts/build-worker.sh) with MEMLOOM_EMBEDDER=static-v1";
+/// The hint [`embedder_mismatch`] adds in a build without the `static-v1` feature, before the
+/// store's embedder.
+const STATIC_STORE_HINT: &str = "; this worker was built without static-v1 and static-v2 (scripts/build-worker.sh --no-static): deploy the default build (bash scripts/build-worker.sh) with MEMLOOM_EMBEDDER=";
 
 /// At most `max` bytes of `s`, cut on a character boundary.
 pub fn truncate(s: &str, max: usize) -> String {
@@ -294,8 +304,14 @@ mod tests {
         assert_eq!((e.status, e.code), (409, "embedder_mismatch"));
         assert!(e.message.starts_with(store), "{}", e.message);
         let hinted = e.message.contains("built without static-v1")
-            && e.message.contains("bash scripts/build-worker.sh");
+            && e.message.contains("bash scripts/build-worker.sh")
+            && e.message.ends_with("MEMLOOM_EMBEDDER=static-v1");
         assert_eq!(hinted, !cfg!(feature = "static-v1"), "{}", e.message);
+        let v2 = store.replace("static-v1", "static-v2");
+        let hinted = embedder_mismatch(&v2)
+            .message
+            .ends_with("MEMLOOM_EMBEDDER=static-v2");
+        assert_eq!(hinted, !cfg!(feature = "static-v1"));
         let other = "query embedded with hash-v1 (256 dimensions), store built with api:m-v1 (3 dimensions); re-embed the query with api:m-v1, or re-embed the store";
         assert_eq!(embedder_mismatch(other).message, other);
     }

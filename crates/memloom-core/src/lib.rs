@@ -23,7 +23,7 @@ pub mod recall_text;
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{
     choose_embedder, embed, unknown_embedder, ApiEmbedder, EmbedderChoice, EmbedderInfo,
-    EmbedderSettings, StaticModel, HASH_V1, STATIC_V1,
+    EmbedderSettings, StaticModel, StaticVersion, HASH_V1, STATIC_V1, STATIC_V2,
 };
 pub use entity::{extract_entities, extract_entities_batch, EntityKind, Mention};
 pub use error::{Error, ErrorKind};

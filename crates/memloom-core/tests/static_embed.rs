@@ -1,11 +1,12 @@
-//! `static-v1`: tokenizer parity with Hugging Face `tokenizers`, the integer sums against the
-//! distillation script's own arithmetic, golden vectors bit for bit, and what the vectors mean.
+//! `static-v1` and `static-v2`: tokenizer parity with Hugging Face `tokenizers`, the integer sums
+//! against the distillation script's own arithmetic, golden vectors of both versions bit for
+//! bit, and what the vectors mean.
 
 use std::fs;
 use std::sync::OnceLock;
 
 use memloom_core::embed::{cosine, STATIC_DIMS};
-use memloom_core::{embed, ErrorKind, StaticModel, STATIC_V1};
+use memloom_core::{embed, ErrorKind, StaticModel, StaticVersion, STATIC_V1};
 use serde::{Deserialize, Serialize};
 
 use crate::util::{repo_tests_dir, updating_golden};
@@ -99,49 +100,63 @@ const EMBED_INPUTS: &[&str] = &[
     "Caroline (2023-05-08): I went to the LGBTQ support group yesterday and it was so powerful.",
 ];
 
+/// tests/golden/embeddings-static-v1.json and -v2.json: every runtime reads them (Node,
+/// Chromium, workerd) and must give these bits.
 #[test]
 fn golden_static_embeddings() {
-    let path = repo_tests_dir().join("golden/embeddings-static-v1.json");
-    let actual: Vec<EmbeddingCase> = EMBED_INPUTS
-        .iter()
-        .map(|t| EmbeddingCase {
-            text: t.to_string(),
-            embedder: STATIC_V1.id(),
-            dims: STATIC_V1.dims,
-            vector: model().embed(t),
-        })
-        .collect();
-    if updating_golden() {
-        fs::write(&path, serde_json::to_string(&actual).unwrap() + "\n").unwrap();
-    }
-    let expected: Vec<EmbeddingCase> =
-        serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
-    assert_eq!(expected.len(), actual.len());
-    for (e, a) in expected.iter().zip(&actual) {
-        assert_eq!(e.text, a.text);
-        assert_eq!(e.embedder, "static-v1");
-        assert_eq!(e.dims, a.vector.len());
-        let eb: Vec<u32> = e.vector.iter().map(|x| x.to_bits()).collect();
-        let ab: Vec<u32> = a.vector.iter().map(|x| x.to_bits()).collect();
-        assert_eq!(eb, ab, "embedding of {:?}", e.text);
+    for version in StaticVersion::ALL {
+        let info = version.info();
+        let path = repo_tests_dir().join(format!("golden/embeddings-{}.json", info.id()));
+        let actual: Vec<EmbeddingCase> = EMBED_INPUTS
+            .iter()
+            .map(|t| EmbeddingCase {
+                text: t.to_string(),
+                embedder: info.id(),
+                dims: info.dims,
+                vector: model().embed(t, version),
+            })
+            .collect();
+        if updating_golden() {
+            fs::write(&path, serde_json::to_string(&actual).unwrap() + "\n").unwrap();
+        }
+        let expected: Vec<EmbeddingCase> =
+            serde_json::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(expected.len(), actual.len());
+        for (e, a) in expected.iter().zip(&actual) {
+            assert_eq!(e.text, a.text);
+            assert_eq!(e.embedder, info.id());
+            assert_eq!(e.dims, a.vector.len());
+            let eb: Vec<u32> = e.vector.iter().map(|x| x.to_bits()).collect();
+            let ab: Vec<u32> = a.vector.iter().map(|x| x.to_bits()).collect();
+            assert_eq!(eb, ab, "{} embedding of {:?}", info.id(), e.text);
+        }
     }
 }
 
 #[test]
 fn unit_length_and_halves() {
-    for t in EMBED_INPUTS {
-        let v = model().embed(t);
-        assert_eq!(v.len(), STATIC_V1.dims);
-        let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
-        assert!((norm - 1.0).abs() < 1e-6, "{t:?}: {norm}");
-        // The second half is hash-v1, scaled.
-        let h = embed(t);
-        assert!(cosine(&v[STATIC_DIMS..], &h) > 0.999_999, "{t:?}");
+    for version in StaticVersion::ALL {
+        for t in EMBED_INPUTS {
+            let v = model().embed(t, version);
+            assert_eq!(v.len(), STATIC_V1.dims);
+            let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
+            assert!((norm - 1.0).abs() < 1e-6, "{t:?}: {norm}");
+            // The second half is hash-v1, scaled.
+            let h = embed(t);
+            assert!(cosine(&v[STATIC_DIMS..], &h) > 0.999_999, "{t:?}");
+        }
+        // No token with a row: the static half is zero and the hash half is hash-v1 itself.
+        let v = model().embed("\u{1}\u{200b}", version);
+        assert!(v[..STATIC_DIMS].iter().all(|x| *x == 0.0));
+        assert_eq!(&v[STATIC_DIMS..], embed("\u{1}\u{200b}").as_slice());
     }
-    // No token with a row: the static half is zero and the hash half is hash-v1 itself.
-    let v = model().embed("\u{1}\u{200b}");
-    assert!(v[..STATIC_DIMS].iter().all(|x| *x == 0.0));
-    assert_eq!(&v[STATIC_DIMS..], embed("\u{1}\u{200b}").as_slice());
+    // The same static direction in both versions; only the halves' weights differ.
+    let t = "How do I make a uniquely named scratch folder?";
+    let (v1, v2) = (
+        model().embed(t, StaticVersion::V1),
+        model().embed(t, StaticVersion::V2),
+    );
+    assert!(cosine(&v1[..STATIC_DIMS], &v2[..STATIC_DIMS]) > 0.999_999);
 }
 
 #[test]
@@ -150,17 +165,19 @@ fn paraphrases_score_higher_than_with_hash_v1() {
     let doc = "fs.mkdtemp creates a unique temporary directory";
     let far = "The HTTP server closes idle keep-alive sockets after a timeout.";
     let m = model();
-    let near_s = cosine(&m.embed(q), &m.embed(doc));
-    let far_s = cosine(&m.embed(q), &m.embed(far));
     let near_h = cosine(&embed(q), &embed(doc));
-    println!("static-v1 near {near_s:.3} far {far_s:.3}; hash-v1 near {near_h:.3}");
-    assert!(near_s > far_s + 0.1, "near {near_s} far {far_s}");
-    assert!(near_s > near_h + 0.1, "static {near_s} hash {near_h}");
-    // The cosine is the mean of the halves' cosines.
-    let (a, b) = (m.embed(q), m.embed(doc));
-    let halves = 0.5 * cosine(&a[..STATIC_DIMS], &b[..STATIC_DIMS])
-        + 0.5 * cosine(&a[STATIC_DIMS..], &b[STATIC_DIMS..]);
-    assert!((cosine(&a, &b) - halves).abs() < 1e-6);
+    // The cosine is a * static cosine + (1 - a) * hash-v1 cosine: a = 1/2 (v1), 2/3 (v2).
+    for (version, a) in [(StaticVersion::V1, 0.5), (StaticVersion::V2, 2.0 / 3.0)] {
+        let near_s = cosine(&m.embed(q, version), &m.embed(doc, version));
+        let far_s = cosine(&m.embed(q, version), &m.embed(far, version));
+        println!("{version:?} near {near_s:.3} far {far_s:.3}; hash-v1 near {near_h:.3}");
+        assert!(near_s > far_s + 0.1, "near {near_s} far {far_s}");
+        assert!(near_s > near_h + 0.1, "static {near_s} hash {near_h}");
+        let (x, y) = (m.embed(q, version), m.embed(doc, version));
+        let halves = a * cosine(&x[..STATIC_DIMS], &y[..STATIC_DIMS])
+            + (1.0 - a) * cosine(&x[STATIC_DIMS..], &y[STATIC_DIMS..]);
+        assert!((cosine(&x, &y) - halves).abs() < 1e-6, "{version:?}");
+    }
 }
 
 #[test]
@@ -193,7 +210,7 @@ proptest::proptest! {
         for id in m.tokenize(&text) {
             proptest::prop_assert!(id < 30522);
         }
-        let v = m.embed(&text);
+        let v = m.embed(&text, StaticVersion::V2);
         proptest::prop_assert_eq!(v.len(), STATIC_V1.dims);
         let norm: f64 = v.iter().map(|x| f64::from(*x).powi(2)).sum::<f64>().sqrt();
         proptest::prop_assert!((norm - 1.0).abs() < 1e-6, "{}", norm);
@@ -223,12 +240,14 @@ fn split_path_equals_the_model() {
     ] {
         let ids = tokenizer.tokenize(text);
         assert_eq!(ids, model().tokenize(text), "{text:?}");
-        let split = finish_static(&model().accumulate(&ids), text);
-        let whole = model().embed(text);
-        assert_eq!(
-            split.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            whole.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            "{text:?}"
-        );
+        for version in StaticVersion::ALL {
+            let split = finish_static(&model().accumulate(&ids), text, version);
+            let whole = model().embed(text, version);
+            assert_eq!(
+                split.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                whole.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                "{version:?} {text:?}"
+            );
+        }
     }
 }

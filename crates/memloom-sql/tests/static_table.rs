@@ -1,7 +1,7 @@
 //! static-v1's table in the database (sql/memloom/13_static_table.sql): loaded from the shipped
 //! file, its integer sums equal the core's for every golden text, and the split path (tokenize
 //! from the database's vocabulary, sum in the database, finish in the core), which the edge
-//! worker runs, gives the golden vectors bit for bit.
+//! worker runs, gives the golden vectors of static-v1 and static-v2 bit for bit.
 
 use std::collections::HashMap;
 use std::fs;
@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use memloom_core::embed::{
     accumulate_static_rows, finish_static, StaticTokenizer, STATIC_DIMS, STATIC_V1_TABLE_CHECKSUM,
 };
-use memloom_core::StaticModel;
+use memloom_core::{StaticModel, StaticVersion};
 use memloom_sql::{load_static_table, static_rows, static_vocabulary, StaticRow};
 use serde::Deserialize;
 use tokio_postgres::Client;
@@ -61,23 +61,26 @@ async fn the_database_sums_give_the_golden_vectors() {
     assert_eq!(vocab.checksum, STATIC_V1_TABLE_CHECKSUM);
     let tokenizer = StaticTokenizer::from_vocabulary(&vocab.vocabulary, vocab.unk_id);
 
-    let golden: Vec<Golden> = serde_json::from_str(
-        &fs::read_to_string(repo().join("tests/golden/embeddings-static-v1.json")).unwrap(),
-    )
-    .unwrap();
-    assert!(golden.len() >= 10, "{} golden texts", golden.len());
-    for g in &golden {
-        assert_eq!(g.embedder, "static-v1");
-        let ids = tokenizer.tokenize(&g.text);
-        assert_eq!(ids, model.tokenize(&g.text), "tokens of {:?}", g.text);
-        let acc = db_sums(c, &ids).await;
-        assert_eq!(acc, model.accumulate(&ids), "sums of {:?}", g.text);
-        let got: Vec<u32> = finish_static(&acc, &g.text)
-            .iter()
-            .map(|x| x.to_bits())
-            .collect();
-        let want: Vec<u32> = g.vector.iter().map(|x| x.to_bits()).collect();
-        assert_eq!(got, want, "vector of {:?}", g.text);
+    for version in StaticVersion::ALL {
+        let id = version.info().id();
+        let golden: Vec<Golden> = serde_json::from_str(
+            &fs::read_to_string(repo().join(format!("tests/golden/embeddings-{id}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert!(golden.len() >= 10, "{} golden texts", golden.len());
+        for g in &golden {
+            assert_eq!(g.embedder, id);
+            let ids = tokenizer.tokenize(&g.text);
+            assert_eq!(ids, model.tokenize(&g.text), "tokens of {:?}", g.text);
+            let acc = db_sums(c, &ids).await;
+            assert_eq!(acc, model.accumulate(&ids), "sums of {:?}", g.text);
+            let got: Vec<u32> = finish_static(&acc, &g.text, version)
+                .iter()
+                .map(|x| x.to_bits())
+                .collect();
+            let want: Vec<u32> = g.vector.iter().map(|x| x.to_bits()).collect();
+            assert_eq!(got, want, "{id} vector of {:?}", g.text);
+        }
     }
     // The distillation script's own sums (Python, from the same table) for the cases that
     // carry them in tests/golden/wordpiece.json.

@@ -91,12 +91,12 @@ fn info_js(info: core::EmbedderInfo) -> Result<JsValue, JsError> {
     })
 }
 
-/// `static-v1`'s table once loaded. Not compiled in (it is ~7.8 MB): the package ships it as
+/// The static embedders' table (`static-v1.bin`, both versions) once loaded. Not compiled in (it is ~7.8 MB): the package ships it as
 /// a file and passes its bytes to `loadStaticModel`, so the wasm stays small for those who
 /// never use it.
 static STATIC_MODEL: OnceLock<core::StaticModel> = OnceLock::new();
 
-/// Loads `static-v1`'s table from the bytes of `static-v1.bin` (checked: magic, sizes,
+/// Loads the static embedders' table from the bytes of `static-v1.bin` (checked: magic, sizes,
 /// checksum). Once one is loaded, later calls keep it and return at once.
 #[wasm_bindgen(js_name = loadStaticModel)]
 pub fn load_static_model(bytes: &[u8]) -> Result<(), JsError> {
@@ -121,32 +121,47 @@ fn static_model() -> Result<&'static core::StaticModel, JsError> {
     })
 }
 
-/// Embeds one text with `static-v1`.
-#[wasm_bindgen(js_name = embedStatic)]
-pub fn embed_static(text: &str) -> Result<Vec<f32>, JsError> {
-    Ok(static_model()?.embed(text))
+/// The static embedder's version from its number (1: `static-v1`, 2: `static-v2`).
+fn static_version(version: u32) -> Result<core::StaticVersion, JsError> {
+    core::StaticVersion::from_version(version).ok_or_else(|| {
+        JsError::new(&format!(
+            "no static embedder version {version}; the versions are 1 (static-v1) and 2 (static-v2)"
+        ))
+    })
 }
 
-/// Embeds many texts with `static-v1`: one `Float32Array` per text, in order.
+/// Embeds one text with the static embedder's `version` (1 or 2).
+#[wasm_bindgen(js_name = embedStatic)]
+pub fn embed_static(text: &str, version: u32) -> Result<Vec<f32>, JsError> {
+    Ok(static_model()?.embed(text, static_version(version)?))
+}
+
+/// Embeds many texts with the static embedder's `version` (1 or 2): one `Float32Array` per
+/// text, in order.
 #[wasm_bindgen(js_name = embedStaticBatch)]
-pub fn embed_static_batch(texts: Vec<String>) -> Result<Vec<js_sys::Float32Array>, JsError> {
+pub fn embed_static_batch(
+    texts: Vec<String>,
+    version: u32,
+) -> Result<Vec<js_sys::Float32Array>, JsError> {
     let model = static_model()?;
+    let version = static_version(version)?;
     Ok(texts
         .iter()
-        .map(|t| js_sys::Float32Array::from(model.embed(t).as_slice()))
+        .map(|t| js_sys::Float32Array::from(model.embed(t, version).as_slice()))
         .collect())
 }
 
-/// The WordPiece ids `static-v1` sums for `text` (no `[CLS]` / `[SEP]`), for parity tests.
+/// The WordPiece ids the static embedders sum for `text` (no `[CLS]` / `[SEP]`), for parity tests.
 #[wasm_bindgen(js_name = tokenizeStatic)]
 pub fn tokenize_static(text: &str) -> Result<Vec<u32>, JsError> {
     Ok(static_model()?.tokenize(text))
 }
 
-/// `static-v1`'s identity: `{ id: "static-v1", name: "static", version: 1, dims: 512 }`.
+/// The static embedder's identity for `version`, e.g. `{ id: "static-v2", name: "static",
+/// version: 2, dims: 512 }`.
 #[wasm_bindgen(js_name = staticEmbedderInfo)]
-pub fn static_embedder_info() -> Result<JsValue, JsError> {
-    info_js(core::STATIC_V1)
+pub fn static_embedder_info(version: u32) -> Result<JsValue, JsError> {
+    info_js(static_version(version)?.info())
 }
 
 /// An API embedder as JS sees it: what to POST where, and the identity a store records.
@@ -183,7 +198,7 @@ pub fn api_embedder_spec(
     to_js(&api_js(&api))
 }
 
-/// The embedder the settings select: `{ offline: "hash-v1" | "static-v1" }` or `{ api: spec }`
+/// The embedder the settings select: `{ offline: "hash-v1" | "static-v1" | "static-v2" }` or `{ api: spec }`
 /// (the spec as `apiEmbedderSpec` gives it).
 #[wasm_bindgen(js_name = chooseEmbedder)]
 pub fn choose_embedder(

@@ -1,4 +1,4 @@
-// The store's embedder: the one it was built with (memloom_meta), static-v1's table on a server,
+// The store's embedder: the one it was built with (memloom_meta), the static table on a server,
 // and the vectors of texts as pgvector literals.
 import { ensureReady, vectorLiteral } from '../core.js';
 import { MemloomError } from '../errors.js';
@@ -14,7 +14,7 @@ export async function storedEmbedder(store) {
 
 /** Store#loadStaticTable (store.js documents it). @param {Store} store @param {{ ifMissing?: boolean }} [options] */
 export async function loadStaticTable(store, { ifMissing = false } = {}) {
-  if (store.kind !== 'server' || store.embedder.id !== 'static-v1') return 0;
+  if (store.kind !== 'server' || store.embedder.name !== 'static') return 0; // static-v1 and -v2: one table
   if (ifMissing) {
     const { rows } = await store.db.query('SELECT EXISTS (SELECT FROM memloom_static_table) AS loaded');
     if (rows[0].loaded) return 0;
@@ -25,7 +25,7 @@ export async function loadStaticTable(store, { ifMissing = false } = {}) {
     return rows[0].n;
   } catch (err) {
     if (ifMissing && err.code === '42501') return 0;
-    throw new MemloomError(`cannot load static-v1's table into the database (the edge worker embeds with it): ${err.message}; run memloom init as the store's owner`);
+    throw new MemloomError(`cannot load the ${store.embedder.id} table into the database (the edge worker embeds with it): ${err.message}; run memloom init as the store's owner`);
   }
 }
 

@@ -104,8 +104,8 @@ export async function indexEntities(store, { onProgress, onWarning, extractor, a
  * The text an entity's embedding is computed from. A model embedder gets its name and kind
  * (`ERR_REQUIRE_ESM (error code)`); hash-v1 gets the name alone: it has no notion of a kind,
  * and the kind's words would pull a one-word name under the entity gate ("ETIMEDOUT" against
- * "ETIMEDOUT (error code)" is 0.53 < 0.60). static-v1 is half hash-v1, and the kind's words
- * would pull its static half too.
+ * "ETIMEDOUT (error code)" is 0.53 < 0.60). static-v1 and -v2 are part hash-v1, and the kind's
+ * words would pull their static half too.
  */
 export function entityEmbeddingText(name, kind, embedder) {
   if (embedder?.name === 'hash' || embedder?.name === 'static') return name;

@@ -61,7 +61,7 @@ export class Store {
   }
 
   /**
-   * static-v1 on a server: a copy of its token table in the database
+   * static-v1 or -v2 on a server: a copy of their token table in the database
    * (sql/memloom/13_static_table.sql), so the edge worker, whose bundle cannot carry the 7.8 MB
    * file, embeds queries with it too. Done when the store is initialised, and when a store
    * without it is opened by a role that may write it (another role's open goes on: the worker

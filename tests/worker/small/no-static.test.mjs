@@ -1,9 +1,9 @@
 // The small build of the edge worker (scripts/build-worker.sh --no-static: without static-v1,
 // the build the 300 KB budget is for) in workerd. It serves a hash-v1 store like the default
-// build, and says which build to deploy when static-v1 is asked of it: 500 misconfigured when
-// MEMLOOM_EMBEDDER=static-v1, and a static-v1 store's 409 embedder_mismatch names it too.
+// build, and says which build to deploy when a static embedder is asked of it: 500 misconfigured
+// when MEMLOOM_EMBEDDER=static-v2, and a static-v1 store's 409 embedder_mismatch names it too.
 // Run by scripts/test-worker.sh, which sets WORKER_URL (the small build, hash-v1, on the
-// examples/notes store), STATIC_WORKER_URL (the small build with MEMLOOM_EMBEDDER=static-v1),
+// examples/notes store), STATIC_WORKER_URL (the small build with MEMLOOM_EMBEDDER=static-v2),
 // TOKEN_A, TOKEN_S and DATABASE_URL (the examples/notes store, superuser).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -36,7 +36,7 @@ test('the small build recalls from a hash-v1 store', async () => {
   assert.ok(res.json.results.length > 0, JSON.stringify(res.json));
 });
 
-test('MEMLOOM_EMBEDDER=static-v1 on the small build: 500 misconfigured naming the build to deploy', async () => {
+test('MEMLOOM_EMBEDDER=static-v2 on the small build: 500 misconfigured naming the build to deploy', async () => {
   const res = await call(STATIC_WORKER_URL, TOKEN_S, '/v1/recall', { query: 'where are the runbooks' });
   assert.equal(res.status, 500, JSON.stringify(res.json));
   assert.equal(res.json.error.code, 'misconfigured');

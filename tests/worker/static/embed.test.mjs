@@ -1,8 +1,10 @@
-// The edge worker embedding with static-v1 in workerd (wrangler dev): the token table lives in
+// The edge worker embedding with static-v2 in workerd (wrangler dev): the token table lives in
 // the store (sql/memloom/12_static_table.sql), the worker tokenizes, the database sums, the core
 // finishes. The vectors it stores must be the golden vectors bit for bit (the same file the Rust
 // core, Node and Chromium check). Run by scripts/test-worker.sh, which sets WORKER_URL, TOKEN_S
-// and DATABASE_URL (a static-v1 server store, superuser) for the second worker it starts.
+// and DATABASE_URL (a static-v2 server store, superuser) for the second worker it starts
+// (MEMLOOM_EMBEDDER=static-v2; static-v1 is the same path with other weights, checked natively
+// by memloom-sql's static_table test).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -15,7 +17,8 @@ if (!WORKER_URL || !TOKEN_S || !DATABASE_URL) {
   throw new Error('run through scripts/test-worker.sh (WORKER_URL, TOKEN_S, DATABASE_URL)');
 }
 const here = path.dirname(fileURLToPath(import.meta.url));
-const golden = JSON.parse(readFileSync(path.join(here, '../../golden/embeddings-static-v1.json'), 'utf8'));
+const EMBEDDER = 'static-v2';
+const golden = JSON.parse(readFileSync(path.join(here, `../../golden/embeddings-${EMBEDDER}.json`), 'utf8'));
 
 async function call(route, body) {
   const res = await fetch(`${WORKER_URL}${route}`, {
@@ -30,17 +33,17 @@ async function call(route, body) {
 const psql = (sql) => execFileSync('psql', ['-X', '-q', '-At', '-v', 'ON_ERROR_STOP=1', DATABASE_URL, '-c', sql], { encoding: 'utf8' }).trim();
 const bits = (xs) => Array.from(new Uint32Array(Float32Array.from(xs).buffer));
 
-test('health: the worker embeds with static-v1 and the store matches', async () => {
+test('health: the worker embeds with static-v2 and the store matches', async () => {
   const res = await call('/v1/health');
   assert.equal(res.status, 200);
-  assert.equal(res.json.embedder.worker, 'static-v1');
+  assert.equal(res.json.embedder.worker, EMBEDDER);
   assert.equal(res.json.embedder.matches, true);
 });
 
-test('golden vectors: what the worker stores is the core\'s static-v1 bit for bit', async () => {
+test('golden vectors: what the worker stores is the core\'s static-v2 bit for bit', async () => {
   assert.ok(golden.length >= 10);
   for (const [i, g] of golden.entries()) {
-    assert.equal(g.embedder, 'static-v1');
+    assert.equal(g.embedder, EMBEDDER);
     if (g.text.trim() === '') continue; // the API refuses empty texts
     const res = await call('/v1/memories', { key: `golden-${i}`, text: g.text });
     assert.equal(res.status, 201, JSON.stringify(res.json));
@@ -64,7 +67,7 @@ test('a store without the table: 409 naming the fix, and the worker recovers onc
     const res = await call('/v1/recall', { query: 'where are the runbooks' });
     assert.equal(res.status, 409, JSON.stringify(res.json));
     assert.equal(res.json.error.code, 'embedder_mismatch');
-    assert.match(res.json.error.message, /no static-v1 table.*memloom init --database-url URL --embedder static-v1/);
+    assert.match(res.json.error.message, /no static-v1 table .static-v1 and static-v2 share it.; load it with .memloom init --database-url URL --embedder static-v2/);
   } finally {
     psql('BEGIN; INSERT INTO memloom_static_table SELECT * FROM static_table_saved; INSERT INTO memloom_static_rows SELECT * FROM static_rows_saved; DROP TABLE static_rows_saved, static_table_saved; COMMIT');
   }

@@ -21,8 +21,8 @@ pub(crate) async fn embed_query(
 ) -> Result<Vec<f32>, ApiError> {
     let api = match embedder {
         EmbedderConfig::Hash => return Ok(memloom_core::embed(text)),
-        EmbedderConfig::Static => {
-            unreachable!("static-v1 embeds with the store's table: embed_static")
+        EmbedderConfig::Static(_) => {
+            unreachable!("the static embedders embed with the store's table: embed_static")
         }
         EmbedderConfig::Api(api) => api,
     };
@@ -72,8 +72,9 @@ pub(crate) use static_v1::embed_static;
 pub(crate) async fn embed_static(
     _client: &tokio_postgres::Client,
     _text: &str,
+    _version: memloom_core::StaticVersion,
 ) -> Result<Vec<f32>, ApiError> {
-    Err(ApiError::misconfigured(crate::config::STATIC_V1_NOT_BUILT))
+    Err(ApiError::misconfigured(crate::config::STATIC_NOT_BUILT))
 }
 
 /// POSTs JSON with the platform's `fetch` (web-sys directly: workers-rs' `RequestInit` carries

@@ -18,6 +18,7 @@ use crate::api;
 use crate::config::{sql_identity, Database, DbTarget, EmbedderConfig};
 use crate::error::{self, ApiError};
 use crate::log::RequestLog;
+use memloom_core::StaticVersion;
 
 use super::context::{now, timeout, RequestCx};
 use super::embed::{embed_query, embed_static};
@@ -44,20 +45,23 @@ pub(crate) async fn recall(
     let mut embed_ms = now().saturating_sub(t);
     let identity = sql_identity(&embedder);
     let (rows, static_ms) = with_db(cx, Some(namespace), |client| async move {
-        let Some(embedding) = ready else {
-            let t = now();
-            let (checked, embedded) = join(
-                check_embedder(&client, &identity),
-                embed_static(&client, &recall.query),
-            )
-            .await;
-            checked?;
-            let embedding = embedded?;
-            let ms = now().saturating_sub(t);
-            let rows = memloom_sql::fuse(&client, &recall.fuse_params(embedding, namespace))
-                .await
-                .map_err(|e| store_error(&e))?;
-            return Ok((rows, ms));
+        let embedding = match ready {
+            Ok(embedding) => embedding,
+            Err(version) => {
+                let t = now();
+                let (checked, embedded) = join(
+                    check_embedder(&client, &identity),
+                    embed_static(&client, &recall.query, version),
+                )
+                .await;
+                checked?;
+                let embedding = embedded?;
+                let ms = now().saturating_sub(t);
+                let rows = memloom_sql::fuse(&client, &recall.fuse_params(embedding, namespace))
+                    .await
+                    .map_err(|e| store_error(&e))?;
+                return Ok((rows, ms));
+            }
         };
         let params = recall.fuse_params(embedding, namespace);
         let check = check_embedder(&client, &identity);
@@ -73,18 +77,18 @@ pub(crate) async fn recall(
     Ok((rows, embedder, embed_ms))
 }
 
-/// The embedding of `text` when it needs no database (hash-v1, an API), else `None`
-/// (static-v1: [`embed_static`] on the request's connection).
+/// The embedding of `text` when it needs no database (hash-v1, an API): `Ok(vector)`; else
+/// the static embedder's version (`Err(version)`: [`embed_static`] on the request's connection).
 async fn embed_before_connecting(
     cx: &mut RequestCx<'_>,
     embedder: &EmbedderConfig,
     text: &str,
-) -> Result<Option<Vec<f32>>, ApiError> {
-    if *embedder == EmbedderConfig::Static {
-        return Ok(None);
+) -> Result<Result<Vec<f32>, StaticVersion>, ApiError> {
+    if let EmbedderConfig::Static(version) = embedder {
+        return Ok(Err(*version));
     }
     let key = cx.config.embed_key.as_deref();
-    Ok(Some(embed_query(embedder, key, text, &mut cx.log).await?))
+    Ok(Ok(embed_query(embedder, key, text, &mut cx.log).await?))
 }
 
 /// Remember for `/v1/memories` and the MCP `remember` tool: embed the text (timed), then
@@ -117,10 +121,10 @@ pub(crate) async fn remember(
             // round trip. static-v1 embeds from the store's table: the check first, so a store
             // built otherwise says so before its table is read.
             let (pipelined, embedding) = match ready {
-                Some(embedding) => (Some(check), embedding),
-                None => {
+                Ok(embedding) => (Some(check), embedding),
+                Err(version) => {
                     check.await?;
-                    (None, embed_static(&client, &text).await?)
+                    (None, embed_static(&client, &text, version).await?)
                 }
             };
             let save = memloom_sql::remember_at(

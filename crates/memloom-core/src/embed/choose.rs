@@ -6,11 +6,11 @@
 //! config files, flags, the worker's vars) is each door's business.
 
 use super::api::{present, ApiEmbedder};
-use super::{EmbedderInfo, HASH_V1, STATIC_V1};
+use super::{EmbedderInfo, StaticVersion, HASH_V1, STATIC_V1, STATIC_V2};
 use crate::Error;
 
 /// The offline embedders, by the id `MEMLOOM_EMBEDDER` names them with.
-pub const OFFLINE_EMBEDDERS: [EmbedderInfo; 2] = [HASH_V1, STATIC_V1];
+pub const OFFLINE_EMBEDDERS: [EmbedderInfo; 3] = [HASH_V1, STATIC_V1, STATIC_V2];
 
 /// The error for an `MEMLOOM_EMBEDDER` that names no offline embedder. npm's settings check
 /// (which runs before its wasm is loaded) uses this text, taken from here at build time.
@@ -40,18 +40,18 @@ pub struct EmbedderSettings<'a> {
 pub enum EmbedderChoice {
     /// `hash-v1`.
     Hash,
-    /// `static-v1` (its table comes from the caller).
-    Static,
+    /// `static-v1` or `static-v2` (the table comes from the caller).
+    Static(StaticVersion),
     /// An OpenAI-compatible API.
     Api(ApiEmbedder),
 }
 
 impl EmbedderChoice {
-    /// The id: `hash-v1`, `static-v1`, `api:<model>-v1`.
+    /// The id: `hash-v1`, `static-v1`, `static-v2`, `api:<model>-v1`.
     pub fn id(&self) -> String {
         match self {
             EmbedderChoice::Hash => HASH_V1.id(),
-            EmbedderChoice::Static => STATIC_V1.id(),
+            EmbedderChoice::Static(v) => v.info().id(),
             EmbedderChoice::Api(api) => api.id(),
         }
     }
@@ -60,11 +60,10 @@ impl EmbedderChoice {
     pub fn identity(&self) -> (String, u32, usize) {
         match self {
             EmbedderChoice::Hash => (HASH_V1.name.to_string(), HASH_V1.version, HASH_V1.dims),
-            EmbedderChoice::Static => (
-                STATIC_V1.name.to_string(),
-                STATIC_V1.version,
-                STATIC_V1.dims,
-            ),
+            EmbedderChoice::Static(v) => {
+                let info = v.info();
+                (info.name.to_string(), info.version, info.dims)
+            }
             EmbedderChoice::Api(api) => (api.name(), api.version(), api.dims()),
         }
     }
@@ -87,8 +86,11 @@ pub fn choose_embedder(settings: &EmbedderSettings<'_>) -> Result<EmbedderChoice
         (Some(name), None) => {
             if name == HASH_V1.id() {
                 Ok(EmbedderChoice::Hash)
-            } else if name == STATIC_V1.id() {
-                Ok(EmbedderChoice::Static)
+            } else if let Some(v) = StaticVersion::ALL
+                .into_iter()
+                .find(|v| name == v.info().id())
+            {
+                Ok(EmbedderChoice::Static(v))
             } else {
                 Err(unknown_embedder(name))
             }
@@ -136,13 +138,17 @@ mod tests {
             Ok(EmbedderChoice::Hash)
         );
         let s = choose(Some(" static-v1 "), None, None, None).unwrap();
-        assert_eq!(s, EmbedderChoice::Static);
+        assert_eq!(s, EmbedderChoice::Static(StaticVersion::V1));
         assert_eq!(s.id(), "static-v1");
         assert_eq!(s.identity(), ("static".to_string(), 1, 512));
-        let e = choose(Some("static-v2"), None, None, None).unwrap_err();
+        let s = choose(Some("static-v2"), None, None, None).unwrap();
+        assert_eq!(s, EmbedderChoice::Static(StaticVersion::V2));
+        assert_eq!(s.id(), "static-v2");
+        assert_eq!(s.identity(), ("static".to_string(), 2, 512));
+        let e = choose(Some("static-v3"), None, None, None).unwrap_err();
         assert_eq!(
             e,
-            "unknown embedder \"static-v2\" (MEMLOOM_EMBEDDER / --embedder); the offline ones are hash-v1, static-v1, and MEMLOOM_EMBED_URL selects an embeddings API"
+            "unknown embedder \"static-v3\" (MEMLOOM_EMBEDDER / --embedder); the offline ones are hash-v1, static-v1, static-v2, and MEMLOOM_EMBED_URL selects an embeddings API"
         );
     }
 

@@ -1,5 +1,6 @@
 //! The embedders. This file: `hash-v1`, a deterministic text embedder (feature hashing).
-//! `static_v1.rs`: `static-v1`, a static model distilled from all-MiniLM-L6-v2 plus hash-v1.
+//! `static_v1.rs`: `static-v1` and `static-v2`, a static model distilled from all-MiniLM-L6-v2
+//! plus hash-v1, the two weighed 1:1 and 2:1.
 //! `api.rs`: the rules of an OpenAI-compatible embeddings API (settings, identity, request and
 //! response; the HTTP call is the caller's). `choose.rs`: which one the settings select.
 //!
@@ -47,7 +48,8 @@ pub use choose::{
 };
 pub use static_v1::{
     accumulate_rows as accumulate_static_rows, finish as finish_static, StaticModel,
-    StaticTokenizer, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS, STATIC_V1_TABLE_CHECKSUM,
+    StaticTokenizer, StaticVersion, STATIC_DIMS, STATIC_V1, STATIC_V1_DIMS,
+    STATIC_V1_TABLE_CHECKSUM, STATIC_V2,
 };
 
 use serde::{Deserialize, Serialize};

@@ -5,8 +5,14 @@
 //! its tokens' rows. It keeps much of the model's sense of meaning ("scratch folder" is near
 //! "temporary directory") at the cost of a table lookup per token, but WordPiece breaks
 //! identifiers apart (`ERR_REQUIRE_ESM` is nine tokens), which hash-v1's features keep whole.
-//! Half of each vector is one, half the other, so the cosine of two texts is
-//! `0.5 * static cosine + 0.5 * hash-v1 cosine`.
+//! Half of each vector's components are one, half the other; the version sets their weights
+//! (step 4), so the cosine of two texts is `a * static cosine + (1 - a) * hash-v1 cosine`:
+//! - `static-v1`: `a = 1/2`;
+//! - `static-v2`: `a = 2/3`, the same table and tokenizer. In recall the keyword arm already
+//!   votes for exact words, so the vector arm's worth is the meaning the static half carries;
+//!   at 1/2 its hash half made it a second, weaker keyword arm, and the fused results followed
+//!   its word matches (docs/EVAL.md, "static-v2"). The hash half stays, at a third, for what
+//!   WordPiece cannot keep whole (identifiers).
 //!
 //! The table (`crates/memloom-core/data/static-v1.bin`, ~7.8 MB) is not compiled in: the
 //! caller passes its bytes to [`StaticModel::from_bytes`] (the npm package ships it as a file
@@ -27,11 +33,12 @@
 //! 3. **Sum in integers**: `acc[d] = sum over tokens of w[t] * q[t][d]` in `i64` (exact, so the
 //!    order of addition does not matter).
 //! 4. **Static half**: when some `acc[d] != 0`, `n = sqrt(f64(sum of acc[d]^2 computed exactly
-//!    in i128))` and component `d` is `f32((f64(acc[d]) / n) * FRAC_1_SQRT_2)`; otherwise the
-//!    static half is 256 zeros.
+//!    in i128))` and component `d` is `f32((f64(acc[d]) / n) * S)`; otherwise the static half
+//!    is 256 zeros. `S` is the version's static weight: `FRAC_1_SQRT_2` (v1) or
+//!    `0.816496580927726` (v2: the f64 nearest `sqrt(2/3)`).
 //! 5. **Hash half**: `h = hash-v1(text)` (`embed/mod.rs`); component `256 + d` is
-//!    `f32(f64(h[d]) * FRAC_1_SQRT_2)`, or `h[d]` itself when the static half is zero (so every
-//!    vector has unit length).
+//!    `f32(f64(h[d]) * H)`, or `h[d]` itself when the static half is zero (so every vector has
+//!    unit length). `H`: `FRAC_1_SQRT_2` (v1) or `0.5773502691896257` (v2: nearest `sqrt(1/3)`).
 //!
 //! Every step is integer arithmetic or a single IEEE 754 operation (division, multiplication,
 //! square root, rounding to `f32`), all correctly rounded, so the vector is bit-identical on
@@ -51,12 +58,57 @@ pub const STATIC_DIMS: usize = 256;
 /// Dimensions of a `static-v1` vector: the static half, then the hash-v1 half.
 pub const STATIC_V1_DIMS: usize = STATIC_DIMS + HASH_V1_DIMS;
 
-/// The distilled offline embedder.
+/// The distilled offline embedder, its halves weighed 1:1.
 pub const STATIC_V1: EmbedderInfo = EmbedderInfo {
     name: "static",
     version: 1,
     dims: STATIC_V1_DIMS,
 };
+
+/// The same table and tokenizer, the static half weighed 2:1 over hash-v1's (same dimensions).
+pub const STATIC_V2: EmbedderInfo = EmbedderInfo {
+    name: "static",
+    version: 2,
+    dims: STATIC_V1_DIMS,
+};
+
+/// A version of the static embedder: one table, one tokenizer, the halves weighed differently
+/// (step 4 and 5 of the module doc). A store records its version and never mixes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StaticVersion {
+    /// `static-v1`: static and hash-v1 halves 1:1.
+    V1,
+    /// `static-v2`: static and hash-v1 halves 2:1.
+    V2,
+}
+
+impl StaticVersion {
+    /// Every version, oldest first.
+    pub const ALL: [StaticVersion; 2] = [StaticVersion::V1, StaticVersion::V2];
+
+    /// Its identity (`static-v1`, `static-v2`).
+    pub fn info(self) -> EmbedderInfo {
+        match self {
+            StaticVersion::V1 => STATIC_V1,
+            StaticVersion::V2 => STATIC_V2,
+        }
+    }
+
+    /// The version a store records as `(name "static", version)`, if there is one.
+    pub fn from_version(version: u32) -> Option<StaticVersion> {
+        StaticVersion::ALL
+            .into_iter()
+            .find(|v| v.info().version == version)
+    }
+
+    /// The static half's and the hash half's multipliers; their squares sum to 1.
+    fn half_weights(self) -> (f64, f64) {
+        match self {
+            StaticVersion::V1 => (FRAC_1_SQRT_2, FRAC_1_SQRT_2),
+            StaticVersion::V2 => (0.816_496_580_927_726, 0.577_350_269_189_625_7),
+        }
+    }
+}
 
 /// Tokens summed in `i32` before carrying into `i64`: `255 * 127 * 65535 < 2^31`.
 const I32_BLOCK: usize = 255;
@@ -131,8 +183,10 @@ pub fn accumulate_rows<'a>(
     acc
 }
 
-/// Steps 4 and 5: the vector of `text` from its integer sums `acc` (step 3).
-pub fn finish(acc: &[i64; STATIC_DIMS], text: &str) -> Vec<f32> {
+/// Steps 4 and 5: the vector of `text` from its integer sums `acc` (step 3), weighed as
+/// `version` does.
+pub fn finish(acc: &[i64; STATIC_DIMS], text: &str, version: StaticVersion) -> Vec<f32> {
+    let (static_w, hash_w) = version.half_weights();
     let hash = hash_v1(text);
     let mut out = Vec::with_capacity(STATIC_V1_DIMS);
     let sum_sq: i128 = acc.iter().map(|&a| i128::from(a) * i128::from(a)).sum();
@@ -142,11 +196,8 @@ pub fn finish(acc: &[i64; STATIC_DIMS], text: &str) -> Vec<f32> {
         return out;
     }
     let norm = (sum_sq as f64).sqrt();
-    out.extend(
-        acc.iter()
-            .map(|&a| ((a as f64 / norm) * FRAC_1_SQRT_2) as f32),
-    );
-    out.extend(hash.iter().map(|&h| (f64::from(h) * FRAC_1_SQRT_2) as f32));
+    out.extend(acc.iter().map(|&a| ((a as f64 / norm) * static_w) as f32));
+    out.extend(hash.iter().map(|&h| (f64::from(h) * hash_w) as f32));
     out
 }
 
@@ -256,8 +307,9 @@ impl StaticModel {
         ))
     }
 
-    /// Embeds `text` with `static-v1`: a unit vector of [`STATIC_V1_DIMS`] components.
-    pub fn embed(&self, text: &str) -> Vec<f32> {
-        finish(&self.accumulate(&self.tokenize(text)), text)
+    /// Embeds `text` with the static embedder's `version`: a unit vector of [`STATIC_V1_DIMS`]
+    /// components.
+    pub fn embed(&self, text: &str, version: StaticVersion) -> Vec<f32> {
+        finish(&self.accumulate(&self.tokenize(text)), text, version)
     }
 }

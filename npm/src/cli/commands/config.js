@@ -14,7 +14,7 @@ export default {
     SETTINGS.map((s) => `  ${s.key.padEnd(22)} ${s.env.padEnd(27)} ${s.doc}`).join('\n'),
   examples: [
     ['memloom config', 'the effective settings'],
-    ['echo \'{"embedder": {"name": "static-v1"}}\' > memloom.config.json', 'this project\'s store (./.memloom) uses static-v1'],
+    ['echo \'{"embedder": {"name": "static-v2"}}\' > memloom.config.json', 'this project\'s store (./.memloom) uses static-v2'],
     ['memloom config --store ~/notes/.memloom --json', 'as JSON, for that store'],
   ],
   json: '{settings: {<key>: {value, source, env}}, files: {store: {path, exists}, user: {path, exists}}} (source: flag, env, default or a file path; secrets "***")',

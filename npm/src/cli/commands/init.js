@@ -6,7 +6,7 @@ export default {
     'Creates the store, or upgrades it to this version\'s schema; safe to run again. The embedder is fixed here: a store keeps the embedder it was created with (choose it with --embedder, MEMLOOM_EMBEDDER or a config file).',
   examples: [
     ['memloom init', 'an embedded store in ./.memloom'],
-    ['memloom init --store ~/notes/.memloom --embedder static-v1', 'with the distilled offline embedder'],
+    ['memloom init --store ~/notes/.memloom --embedder static-v2', 'with the distilled offline embedder'],
     ['memloom init --database-url postgres://localhost/memloom', 'on a PostgreSQL server with pgvector'],
   ],
   json: '{location, backend, schemaVersion, namespace, embedder: {name, version, dims}, created, ...}: the stats --json shape plus created (false when the store existed)',

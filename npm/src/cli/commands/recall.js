@@ -10,7 +10,7 @@ export default {
   summary: 'search docs and memories: vector, keyword and entity arms fused',
   description:
     'Searches the store with three arms at once (vector, keyword, entity) fused by reciprocal rank fusion; every result says which arms voted and at what rank. ' +
-    'What the vector arm can match depends on the store\'s embedder (memloom stats, --explain): hash-v1 only shared words and identifiers, static-v1 some distilled meaning, an embeddings API the model\'s meaning. ' +
+    'What the vector arm can match depends on the store\'s embedder (memloom stats, --explain): hash-v1 only shared words and identifiers, static-v2 (and static-v1) some distilled meaning, an embeddings API the model\'s meaning. ' +
     'Superseded memories are never returned.',
   args: [{ name: 'query?', description: 'what to look for (quote it); omit with --batch' }],
   options: [

@@ -1,4 +1,5 @@
-//! static-v1 at the edge (the crate's `static-v1` feature): the worker tokenizes with the core's
+//! static-v1 and static-v2 at the edge (the crate's `static-v1` feature; one table, the version
+//! weighs its halves): the worker tokenizes with the core's
 //! WordPiece, reads those tokens' rows from the store's table (7.8 MB, too big for any bundle:
 //! sql/memloom/13_static_table.sql), and the core sums and finishes them, so the vector is the
 //! npm build's bit for bit.
@@ -8,7 +9,7 @@ use std::collections::HashMap;
 use std::rc::Rc;
 
 use memloom_core::embed::{
-    accumulate_static_rows, finish_static, StaticTokenizer, STATIC_V1_TABLE_CHECKSUM,
+    accumulate_static_rows, finish_static, StaticTokenizer, StaticVersion, STATIC_V1_TABLE_CHECKSUM,
 };
 use tokio_postgres::Client;
 
@@ -21,14 +22,19 @@ thread_local! {
     static STATIC_TOKENIZER: RefCell<Option<Rc<(StaticTokenizer, u32)>>> = const { RefCell::new(None) };
 }
 
-/// Embeds `text` with static-v1 on `client`'s store: tokenize (the vocabulary read once per
-/// isolate), read those tokens' rows (`memloom_static_rows_for`), sum and finish in the core. 409
-/// `embedder_mismatch` when the store holds no table or another one.
-pub(crate) async fn embed_static(client: &Client, text: &str) -> Result<Vec<f32>, ApiError> {
+/// Embeds `text` with the static embedder's `version` on `client`'s store: tokenize (the
+/// vocabulary read once per isolate), read those tokens' rows (`memloom_static_rows_for`), sum
+/// and finish in the core. 409 `embedder_mismatch` when the store holds no table or another one.
+pub(crate) async fn embed_static(
+    client: &Client,
+    text: &str,
+    version: StaticVersion,
+) -> Result<Vec<f32>, ApiError> {
     let missing = || {
-        embedder_mismatch(
-            "the worker embeds with static-v1 but the store holds no static-v1 table; load it with `memloom init --database-url URL --embedder static-v1` (the npm CLI), or set the worker's MEMLOOM_EMBEDDER to the store's embedder",
-        )
+        let id = version.info().id();
+        embedder_mismatch(&format!(
+            "the worker embeds with {id} but the store holds no static-v1 table (static-v1 and static-v2 share it); load it with `memloom init --database-url URL --embedder {id}` (the npm CLI), or set the worker's MEMLOOM_EMBEDDER to the store's embedder"
+        ))
     };
     let failed = |e: memloom_sql::Error| {
         ApiError::unavailable(format!(
@@ -69,5 +75,5 @@ pub(crate) async fn embed_static(client: &Client, text: &str) -> Result<Vec<f32>
         return Err(missing());
     }
     let acc = accumulate_static_rows(&ids, |id| rows.get(&id).map(|(w, r)| (*w, r)));
-    Ok(finish_static(&acc, text))
+    Ok(finish_static(&acc, text, version))
 }
