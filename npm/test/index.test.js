@@ -8,7 +8,7 @@ import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { openStore, embed, offlineExtractor, llmExtractor, extractorFromEnv } from '../src/entry-node.js';
+import { openStore, embed, offlineExtractor, llmExtractor, extractorFromEnv, staticEmbedder } from '../src/entry-node.js';
 import { runCli } from './helpers.js';
 import { entityKinds } from '../src/core.js';
 import { entityEmbeddingText } from '../src/store/entities.js';
@@ -223,6 +223,37 @@ test('entity arm without the HNSW index: the same items as the full scan of ever
       if (fast.length > 0) voted++;
     }
     assert.ok(voted >= 3, `the entity arm voted on ${voted} of ${queries.length} queries`);
+  } finally {
+    await store.close();
+  }
+});
+
+test('a dense store (static-v2) has no non-zero-dimension index: its entity arm scans exactly, a hash-v1 store keeps it', async () => {
+  // sql/0022: static and API vectors are dense, so every entity shares a dimension with every
+  // query and the index (0019) would select them all; memloom_init_store drops it for them.
+  const fixtures = fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url));
+  const hash = await openStore({});
+  try {
+    const { rows } = await hash.db.query(`SELECT to_regclass('memloom_entities_support') IS NOT NULL AS has`);
+    assert.equal(rows[0].has, true);
+  } finally {
+    await hash.close();
+  }
+  const e = staticEmbedder();
+  const store = await openStore({ embedder: e });
+  try {
+    const { rows } = await store.db.query(`SELECT to_regclass('memloom_entities_support') IS NOT NULL AS has`);
+    assert.equal(rows[0].has, false);
+    await store.ingest(fixtures);
+    await store.index();
+    let voted = 0;
+    for (const q of ['punycode.toASCII', 'querystring.parse', 'Punycode', 'ucs2 decode']) {
+      const [v] = await e.embed([q]);
+      const { fast, full } = await entityArmBothWays(store, `[${Array.from(v).join(',')}]`);
+      assert.deepEqual(fast, full, q);
+      if (fast.length > 0) voted++;
+    }
+    assert.ok(voted >= 2, `the entity arm voted on ${voted} of 4 queries`);
   } finally {
     await store.close();
   }

@@ -20,7 +20,7 @@ CREATE TABLE memloom_meta (
     schema_version   integer NOT NULL,
     CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (schema_version) VALUES (21);
+INSERT INTO memloom_meta (schema_version) VALUES (22);
 
 -- Store initialisation: the embedder and its dimensions -------------------------------------
 -- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one
@@ -128,13 +128,22 @@ BEGIN
        SET embedder_name = memloom_init_store.embedder_name,
            embedder_version = memloom_init_store.embedder_version,
            embedder_dims = dims;
+    -- The entities' non-zero-dimension index (07_entity_arm.sql) narrows the exact entity search
+    -- only where vectors are sparse: hash-v1's features touch a few dozen of its 256 dimensions.
+    -- Every other embedder's vectors are dense (static-v1/v2: 256 of 512 non-zero; an API model:
+    -- all), so every entity shares a dimension with every query: the index would select them
+    -- all, and keeping it doubled the entity index time (sql/0022). Without it the entity arm
+    -- scans exactly, with the same results.
+    IF memloom_init_store.embedder_name <> 'hash' AND to_regclass('memloom_entities_support') IS NOT NULL THEN
+        DROP INDEX memloom_entities_support;
+    END IF;
     IF vector_index THEN
         PERFORM memloom_ensure_vector_index();
     END IF;
 END
 $$;
 COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
-'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), drops the entities'' non-zero-dimension index memloom_entities_support for any embedder but hash (dense vectors: it would select every entity), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
 
 -- Embedder checks ----------------------------------------------------------------------------
 CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void

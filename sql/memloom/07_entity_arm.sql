@@ -20,7 +20,9 @@
 -- time on the Node docs. With a gate above 0 only an entity that shares a non-zero dimension with
 -- the query can pass it (no shared dimension: cosine 0), so the exact scan reads only those, found
 -- by the GIN index memloom_entities_support over each vector's non-zero dimensions
--- (memloom_vector_support): 4 to 32% of the entities on the Node docs. Same distances (pgvector's
+-- (memloom_vector_support): 4 to 32% of the entities on the Node docs, with hash-v1. A store of
+-- any other embedder has dense vectors and no such index (memloom_init_store drops it: every
+-- entity would qualify), and scans exactly as with a gate of 0. Same distances (pgvector's
 -- <=> on the same vectors); which of several entities tied at the lim-th distance a top-lim sort
 -- keeps depends on the order it reads them in, so when such a tie passes the gate the arm runs
 -- the full scan as before: the anchored entities are always the full scan's. With the HNSW
@@ -67,7 +69,8 @@ BEGIN
     PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
     SELECT s.doc_count INTO n_items FROM memloom_namespace_stats s WHERE s.namespace = ns;
     n_items := greatest(coalesce(n_items, 1), 1);
-    IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL THEN
+    IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL
+       AND to_regclass('memloom_entities_support') IS NOT NULL THEN
         -- Exact search without the HNSW index: the lim + 1 nearest of the entities that can pass
         -- the gate (memloom_entities_support). A tie across the lim-th place that passes the gate
         -- would make the choice depend on the scan order: then the full scan below decides.

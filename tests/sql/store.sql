@@ -32,6 +32,9 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM memloom_items ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
 RESET enable_seqscan;
 
+-- A store of any embedder but hash (dense vectors) has no non-zero-dimension index (sql/0022).
+SELECT to_regclass('memloom_entities_support') IS NULL AS dense_store_has_no_support_index;
+
 -- Idempotent for the same embedder; another one, or other dimensions, refused.
 SELECT memloom_init_store('toy', 1, 3);
 SELECT memloom_init_store('toy', 2, 3);
