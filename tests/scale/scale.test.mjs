@@ -131,7 +131,7 @@ test('several namespaces through the proxy: each lives on exactly one partition,
 test('every routed call runs on memloom_route_hash(ns), which reads no partition count; memloom_route names the same partition', async () => {
   // The partition count read per call (memloom_shard_partitions, an SQL function planned anew
   // each time) was most of the routing's cost; PL/Proxy takes the RUN ON value modulo the
-  // partitions itself (docs/BENCHMARKS.md, "Sharded with PL/Proxy, the routing made cheaper").
+  // partitions itself (docs/BENCHMARKS.md, "Sharded with PL/Proxy, where the proxy's time goes").
   const routed = await sql(
     PROXY,
     `SELECT p.proname AS name, p.prosrc AS src FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
