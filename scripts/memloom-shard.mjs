@@ -36,7 +36,7 @@ const require = createRequire(join(ROOT, 'npm', 'package.json'));
 const pg = require('pg');
 const PSQL = process.env.PSQL ?? '/usr/lib/postgresql/15/bin/psql';
 const MAX_PARTITIONS = 1024; // the id sequences' stride: partition p hands out p + 1 (mod 1024)
-const ROUTE_LOCK = 30792293; // memloom_route's advisory lock class (sql/plproxy/front.sql)
+const ROUTE_LOCK = 30792293; // memloom_route_hash's advisory lock class (sql/plproxy/front.sql)
 
 const log = (m) => process.stderr.write(`memloom-shard: ${m}\n`);
 class UsageError extends Error {}
@@ -282,7 +282,7 @@ async function move({ proxy: proxyUrl, namespace: ns, to }) {
     if (!Number.isInteger(target) || !parts.some((p) => p.index === target)) {
       throw new UsageError(`--to must be one of the partitions ${parts.map((p) => p.index).join(', ')}, not ${to}`);
     }
-    // Calls of ns in flight end first; new ones wait until the route is switched (memloom_route).
+    // Calls of ns in flight end first; new ones wait until the route is switched (memloom_route_hash).
     await proxy.query('SELECT pg_advisory_lock($1, hashtext($2))', [ROUTE_LOCK, ns]);
     try {
       const { rows } = await proxy.query('SELECT memloom_route($1) AS p', [ns]);

@@ -2,8 +2,9 @@
 -- namespaces are spread over several partitions. Each partition is an ordinary memloom store
 -- (sql/memloom/, the unchanged schema); this database holds no memloom table, only:
 --   * the routing: memloom_shard_routes (a namespace pinned to a partition, written by
---     `scripts/memloom-shard.mjs move`) and memloom_route(ns), which every routed function
---     calls (RUN ON memloom_route(ns)), hashtext(ns) for a namespace without a row;
+--     `scripts/memloom-shard.mjs move`) and memloom_route_hash(ns), which every routed function
+--     calls (RUN ON memloom_route_hash(ns)), hashtext(ns) for a namespace without a row;
+--     memloom_route(ns) names the partition that gives (for people and tools);
 --   * the routed functions, one per partition function taking `ns`, GENERATED from a
 --     partition's catalog by sql/plproxy/generate.sql (never written by hand, so a changed
 --     signature follows with `scripts/memloom-shard.mjs migrate`);
@@ -34,12 +35,18 @@ $$;
 COMMENT ON FUNCTION memloom_shard_partitions() IS
 'how many partitions the memloom cluster has (SERVER memloom''s p0, p1, ... options; PL/Proxy needs a power of 2)';
 
--- Where a namespace lives, for PL/Proxy's RUN ON (it takes the value modulo the partitions).
+-- Where a namespace lives, for PL/Proxy's RUN ON, which maps the value to a partition itself
+-- (value & (partitions - 1), SERVER memloom having no modular_mapping): the pinned partition, else
+-- hashtext(ns). So the routed call needs no partition count: reading it from the SERVER's
+-- options (memloom_shard_partitions, an SQL function parsed and planned again on every call)
+-- was most of the routing's cost, about 0.1 ms of every routed call (docs/BENCHMARKS.md).
 -- Every routed call first takes the namespace's routing lock SHARED, to the end of the
 -- proxy's transaction (a routed call's remote statement has committed by then): a move takes
 -- it EXCLUSIVE, so it waits for the calls in flight and new calls wait for it; no call can
 -- write to the old partition after the copy started, none reads the new one before it ends.
-CREATE OR REPLACE FUNCTION memloom_route(ns text) RETURNS integer
+-- plpgsql and VOLATILE on purpose: the route is read by a statement after the lock is held,
+-- with a snapshot taken then, so a call that waited for a move sees the move's new route.
+CREATE OR REPLACE FUNCTION memloom_route_hash(ns text) RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     p integer;
@@ -49,11 +56,20 @@ BEGIN
     END IF;
     PERFORM pg_advisory_xact_lock_shared(30792293, hashtext(ns));
     SELECT r.partition INTO p FROM memloom_shard_routes r WHERE r.namespace = ns;
-    RETURN coalesce(p, hashtext(ns) & (memloom_shard_partitions() - 1));
+    RETURN coalesce(p, hashtext(ns));
 END
 $$;
+COMMENT ON FUNCTION memloom_route_hash(text) IS
+'PL/Proxy''s RUN ON value for namespace ns (every routed call): its partition in memloom_shard_routes, else hashtext(ns); PL/Proxy takes it modulo the partitions (memloom_route names the result). Takes the namespace''s routing lock shared to the end of the transaction (a move takes it exclusive)';
+
+-- The partition PL/Proxy sends a call of ns to, by the same mapping (scripts/memloom-shard.mjs
+-- where and move, the tests).
+CREATE OR REPLACE FUNCTION memloom_route(ns text) RETURNS integer
+LANGUAGE sql VOLATILE AS $$
+    SELECT memloom_route_hash(ns) & (memloom_shard_partitions() - 1)
+$$;
 COMMENT ON FUNCTION memloom_route(text) IS
-'the partition that holds namespace ns (memloom_shard_routes, else hashtext(ns) modulo the partitions); takes the namespace''s routing lock shared to the end of the transaction (a move takes it exclusive)';
+'the partition that holds namespace ns (memloom_shard_routes, else hashtext(ns) modulo the partitions: where PL/Proxy sends its calls, memloom_route_hash); takes the namespace''s routing lock shared to the end of the transaction (a move takes it exclusive)';
 
 -- The ledger and the store's record, as the clients' open reads them ------------------------
 -- A migration counts as applied when EVERY partition has it with the same checksum, so a
@@ -168,7 +184,7 @@ COMMENT ON FUNCTION memloom_analyze_if_grown() IS
 CREATE OR REPLACE FUNCTION memloom_shard_current_namespace(ns text) RETURNS text
 LANGUAGE plproxy AS $$
     CLUSTER 'memloom';
-    RUN ON memloom_route(ns);
+    RUN ON memloom_route_hash(ns);
     SELECT memloom_current_namespace() AS r FROM (SELECT set_config('memloom.namespace', ns, false) AS bound) AS memloom_b;
 $$;
 COMMENT ON FUNCTION memloom_shard_current_namespace(text) IS

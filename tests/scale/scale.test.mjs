@@ -128,6 +128,26 @@ test('several namespaces through the proxy: each lives on exactly one partition,
   assert.equal(used.size, PARTS.length, `the namespaces should cover every partition, got ${[...used]}`);
 });
 
+test('every routed call runs on memloom_route_hash(ns), which reads no partition count; memloom_route names the same partition', async () => {
+  // The partition count read per call (memloom_shard_partitions, an SQL function planned anew
+  // each time) was most of the routing's cost; PL/Proxy takes the RUN ON value modulo the
+  // partitions itself (docs/BENCHMARKS.md, "Sharded with PL/Proxy, where the proxy's time goes").
+  const routed = await sql(
+    PROXY,
+    `SELECT p.proname AS name, p.prosrc AS src FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+      WHERE l.lanname = 'plproxy' AND p.pronamespace = 'public'::regnamespace AND 'ns' = ANY (p.proargnames)`,
+  );
+  assert.ok(routed.length > 30, `expected the routed functions, got ${routed.length}`);
+  for (const { name, src } of routed) assert.match(src, /RUN ON memloom_route_hash\(ns\);/, `${name} routes otherwise`);
+  const [{ src }] = await sql(PROXY, `SELECT prosrc AS src FROM pg_proc WHERE proname = 'memloom_route_hash'`);
+  assert.doesNotMatch(src, /memloom_shard_partitions/);
+  // hashtext of both signs (gamma and epsilon are negative), and the mapping PL/Proxy applies.
+  for (const ns of ['docs', ...SMALL]) {
+    const [{ p, h, n }] = await sql(PROXY, 'SELECT memloom_route($1) AS p, memloom_route_hash($1) AS h, memloom_shard_partitions() AS n', [ns]);
+    assert.equal(p, h & (n - 1), `${ns}: memloom_route ${p}, hash ${h}, ${n} partitions`);
+  }
+});
+
 test('nothing of namespace A is reachable from a call for B', async () => {
   for (const a of SMALL) {
     for (const b of SMALL) {
