@@ -27,7 +27,7 @@ export const err = (s) => writeErr(s + '\n');
 export function vectorArmNote(e) {
   const id = `${e.name}-v${e.version}`;
   if (e.name === 'hash') {
-    return `${id} (offline) matches shared words, word pieces and identifiers only, not meaning: a paraphrase that shares no word with the text is missed; set an embeddings API (embedder.url) for meaning`;
+    return `${id} (offline) matches shared words, word pieces and identifiers only, not meaning: a paraphrase that shares no word with the text is missed; for meaning, build a store with --embedder static-v2 (offline, some meaning) or set an embeddings API (embedder.url)`;
   }
   if (e.name === 'static') {
     return `${id} (offline) adds some meaning distilled from all-MiniLM-L6-v2 (related words, short paraphrases) to hash-v1's shared words; weaker than the model itself`;
