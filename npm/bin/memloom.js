@@ -2,7 +2,8 @@
 // The memloom CLI (src/cli/main.js; one module per command in src/cli/commands/). A command on
 // an embedded store goes to the store's warm process when it can (src/cli/warm.js); otherwise,
 // and for every other command, the CLI runs it here.
-import { tryWarm } from '../src/cli/warm.js';
+import { setFlagsFromString } from 'node:v8';
+import { oneShot, tryWarm } from '../src/cli/warm.js';
 
 // A reader that stops early (`memloom recall ... | head`) closes the pipe: stop quietly, as
 // ripgrep and git do, instead of an unhandled EPIPE stack trace (the warm and the cold path).
@@ -12,6 +13,9 @@ process.stdout.on('error', (e) => {
 });
 
 const argv = process.argv.slice(2);
+// Before any WebAssembly is compiled: a one-shot command runs on V8's baseline compiler alone
+// (warm.js, oneShot, says why and what it measured).
+if (oneShot(argv)) setFlagsFromString('--liftoff-only');
 const code = await tryWarm(argv);
 if (code !== undefined) process.exitCode = code;
 else await (await import('../src/cli/main.js')).main(argv);

@@ -15,6 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { bin, emptyXdg, runCli, fixtures } from './helpers.js';
 import { openStore } from '../src/entry-node.js';
 import { alive } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
+import { oneShot } from '../src/cli/warm.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
 const WARM = { MEMLOOM_DAEMON_IDLE: '30' };
@@ -36,6 +37,16 @@ function warmPids(root = tmp) {
   return pids;
 }
 
+
+
+test('one-shot commands (the warm ones and init) run on V8\'s baseline compiler; long work and the forms that stream keep both tiers', () => {
+  for (const argv of [['recall', 'q'], ['--store', 'd', 'remember', 'x'], ['forget', 'k'], ['stats', '--json'], ['history', 'k'], ['init', '--embedder', 'static-v2'], ['--database-url', 'postgres://h/db', 'recall', 'q']]) {
+    assert.equal(oneShot(argv), true, argv.join(' '));
+  }
+  for (const argv of [['ingest', 'docs'], ['index'], ['recall', '--batch', 'q.jsonl'], ['remember', '--file', 'm.jsonl'], ['import', 'd.jsonl'], ['export'], ['eval'], ['mcp'], ['recall', '--help'], ['--store', 'recall', 'ingest', 'd'], []]) {
+    assert.equal(oneShot(argv), false, argv.join(' '));
+  }
+});
 
 async function until(fn, ms, what) {
   const end = Date.now() + ms;

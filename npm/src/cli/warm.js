@@ -37,6 +37,18 @@ const SERVER = fileURLToPath(new URL('./warm-server.js', import.meta.url));
  * @returns {{ command: string, store?: string, url?: string, namespace?: string, embedder?: string } | null}
  */
 export function warmCommand(argv) {
+  const c = shortCommand(argv);
+  if (c === null || !WARM_COMMANDS.includes(c.command)) return null;
+  return { command: c.command, store: c.g.store, url: c.g['database-url'], namespace: c.g.namespace, embedder: c.g.embedder };
+}
+
+/**
+ * The command and the global options' values of a command line that reads or writes a few rows
+ * (no help, version, --batch or --file), or null.
+ * @param {string[]} argv
+ * @returns {{ command: string, g: Record<string, string> } | null}
+ */
+function shortCommand(argv) {
   /** @type {Record<string, string>} */
   const g = {};
   let command;
@@ -51,8 +63,24 @@ export function warmCommand(argv) {
       g[name.slice(2)] = value;
     } else if (command === undefined && !a.startsWith('-')) command = a;
   }
-  if (command === undefined || !WARM_COMMANDS.includes(command)) return null;
-  return { command, store: g.store, url: g['database-url'], namespace: g.namespace, embedder: g.embedder };
+  return command === undefined ? null : { command, g };
+}
+
+/**
+ * Whether this process runs one short command and exits: a warm command, or `init`. Such a
+ * process runs most of PGlite's WebAssembly (PostgreSQL, about 9 MB) a handful of times, and
+ * V8's optimizing tier (TurboFan), compiling hot functions in the background on a machine's few
+ * cores, never pays for itself within it: bin/memloom.js then keeps V8 to its baseline compiler
+ * (`--liftoff-only`). A cold `recall` or `remember` on the Node docs store took 0.66 and 0.71 s
+ * with both tiers, 0.42 and 0.40 s with the baseline alone, `init` 0.61-0.66 against 0.51 s.
+ * Long work keeps both tiers (ingest of the Node docs 3.06 s with them, 3.46 s without; `index`
+ * 4.54 against 5.43 s), and so does the warm process, a process of its own. The tiers compute
+ * the same results.
+ * @param {string[]} argv
+ */
+export function oneShot(argv) {
+  const c = shortCommand(argv);
+  return c !== null && (WARM_COMMANDS.includes(c.command) || c.command === 'init');
 }
 
 /**
