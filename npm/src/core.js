@@ -399,18 +399,20 @@ function checkStatic() {
 }
 
 /**
- * Embeds many texts with the static embedder's `version` (2: static-v2, the default; 1:
- * static-v1), after loadStaticModel: one Float32Array of 512 per text.
+ * Embeds many texts with the static embedder's `version` (1: static-v1, 2: static-v2), after
+ * loadStaticModel: one Float32Array of 512 per text. The version is required: before static-v2
+ * this call took none and meant static-v1, so a default would change old callers' vectors
+ * silently (staticEmbedder() has the default, and a store refuses another version).
  * @param {string[]} texts
- * @param {number} [version]
+ * @param {number} version
  * @returns {Float32Array[]}
  */
-export function embedStaticBatch(texts, version = 2) {
+export function embedStaticBatch(texts, version) {
   checkStatic();
   if (!Array.isArray(texts) || texts.some((t) => typeof t !== 'string')) {
-    throw new TypeError('embedStaticBatch(texts): texts must be an array of strings');
+    throw new TypeError('embedStaticBatch(texts, version): texts must be an array of strings');
   }
-  return userError(() => wasm.embedStaticBatch(texts, version));
+  return userError(() => wasm.embedStaticBatch(texts, staticVersion(version)));
 }
 
 /**
@@ -425,15 +427,21 @@ export function tokenizeStatic(text) {
 }
 
 /**
- * The static embedder's identity for `version` (2, the default, or 1), e.g. {id: 'static-v2',
- * name: 'static', version: 2, dims: 512}.
- * @param {number} [version]
+ * The static embedder's identity for `version` (1 or 2), e.g. {id: 'static-v2', name: 'static',
+ * version: 2, dims: 512}.
+ * @param {number} version
  * @returns {EmbedderInfo}
  */
-export function staticEmbedderInfo(version = 2) {
+export function staticEmbedderInfo(version) {
   check();
-  if (!Number.isInteger(version) || version < 1) throw new TypeError(`static embedder version must be 1 or 2, not ${version}`);
-  return userError(() => wasm.staticEmbedderInfo(version));
+  return userError(() => wasm.staticEmbedderInfo(staticVersion(version)));
+}
+
+/** A version as the wasm's u32 takes it (wasm-bindgen would truncate 1.5 and wrap -1); which
+ * whole numbers are versions is the core's to say. */
+function staticVersion(version) {
+  if (Number.isInteger(version) && version >= 0 && version <= 0xffffffff) return version;
+  throw new MemloomError(`a static embedder version is a whole number, not ${JSON.stringify(version) ?? String(version)}`);
 }
 
 export { wasm as _wasm };

@@ -51,7 +51,7 @@ export function hashEmbedder() {
  * @returns {Embedder}
  */
 export function staticEmbedder(options) {
-  const info = staticEmbedderInfo(options?.version ?? 2);
+  const info = staticEmbedderInfo(options?.version ?? 2); // static-v2 unless asked: the one default
   let loading;
   return {
     id: info.id, // 'static-v2'

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { chunk, embed, embedBatch, fuse, staticEmbedder, tokenizeStatic } from '../src/entry-node.js';
+import { chunk, embed, embedBatch, embedStaticBatch, fuse, staticEmbedder, tokenizeStatic } from '../src/entry-node.js';
 
 const golden = new URL('../../tests/golden/', import.meta.url);
 const load = (name) => JSON.parse(readFileSync(new URL(name, golden), 'utf8'));
@@ -41,9 +41,14 @@ for (const version of [1, 2]) {
   });
 }
 
-test('staticEmbedder(): static-v2 unless asked for version 1; other versions are refused', () => {
+test('staticEmbedder(): static-v2 unless asked for version 1; other versions are refused', async () => {
   assert.equal(staticEmbedder().id, 'static-v2');
   assert.throws(() => staticEmbedder({ version: 3 }), /no static embedder version 3; the versions are 1 \(static-v1\) and 2 \(static-v2\)/);
+  assert.throws(() => staticEmbedder({ version: 1.5 }), /a static embedder version is a whole number, not 1\.5/);
+  // The raw batch call names its version: without one it is refused, never a silent default.
+  await staticEmbedder().embed(['load the table']);
+  assert.throws(() => embedStaticBatch(['x']), /a static embedder version is a whole number, not undefined/);
+  assert.equal(embedStaticBatch(['x'], 1)[0].length, 512);
 });
 
 test('wordpiece: static-v1 tokenizes like Hugging Face tokenizers', { skip: !present('wordpiece.json') }, async () => {
