@@ -147,8 +147,8 @@ export function vectorLiteral(vector) {
 
 /**
  * Vectors (Float32Array, or null for SQL NULL) as one PostgreSQL array literal of pgvector's
- * text form, for a `vector[]` parameter: each component the shortest decimal that reads back as
- * the same f32.
+ * text form, for a `vector[]` parameter: each component a C99 hexadecimal float (`0x1.8p-3`), the
+ * f32's exact bits, which PGlite parses 3.5x faster than a decimal (memloom-core's vector_text).
  */
 export function vectorArrayLiteral(vectors) {
   check();

@@ -10,7 +10,8 @@
 //! - [`fuse`]: weighted reciprocal-rank fusion of the recall arms, and each arm's explain term;
 //! - [`instant`]: the ISO 8601 instants a recall (`asOf`, `since`, `until`) and a memory
 //!   (`at`) take, in UTC milliseconds;
-//! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer.
+//! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer;
+//! - [`vector_text`]: pgvector's text form of a vector, as every front door writes it into SQL.
 
 pub mod chunk;
 pub mod embed;
@@ -19,6 +20,7 @@ mod error;
 pub mod fuse;
 pub mod instant;
 pub mod recall_text;
+pub mod vector_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};
 pub use embed::{

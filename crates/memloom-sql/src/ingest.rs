@@ -3,7 +3,7 @@
 //! file's advisory lock in key order, then its chunks deleted and the given ones inserted in
 //! order, in one statement.
 
-use std::fmt::Write;
+use memloom_core::vector_text::vector_text;
 
 use tokio_postgres::types::Type;
 use tokio_postgres::Client;
@@ -95,19 +95,4 @@ pub async fn replace_chunks(
         deleted: row.try_get(0).map_err(bad)?,
         inserted: row.try_get(1).map_err(bad)?,
     })
-}
-
-/// pgvector's text form, each component the shortest decimal that reads back as the same f32.
-fn vector_text(v: &[f32]) -> String {
-    let mut s = String::with_capacity(v.len() * 11 + 2);
-    s.push('[');
-    for (i, x) in v.iter().enumerate() {
-        if i > 0 {
-            s.push(',');
-        }
-        // Writing into a String cannot fail.
-        let _ = write!(s, "{x}");
-    }
-    s.push(']');
-    s
 }

@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 
 use memloom_core as core;
+use memloom_core::vector_text::write_vector;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -473,8 +474,8 @@ pub fn max_mentions() -> usize {
     core::entity::MAX_MENTIONS
 }
 
-/// One vector in pgvector's text form, `[0.1,-0.25]`, for a `vector` parameter (a recall's
-/// query, one remember): the same shortest-decimal components as [`vector_array_literal`].
+/// One vector in pgvector's text form (memloom-core's `vector_text`: hexadecimal floats,
+/// `[0x1.99999ap-4,-0x1p-2]`), for a `vector` parameter (a recall's query, one remember).
 #[wasm_bindgen(js_name = vectorLiteral)]
 pub fn vector_literal(vector: &[f32]) -> String {
     let mut out = String::with_capacity(vector.len() * 12 + 2);
@@ -483,11 +484,9 @@ pub fn vector_literal(vector: &[f32]) -> String {
 }
 
 /// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
-/// parameter: `{"[0.1,-0.25]","[1,0]",NULL}`; `null` or `undefined` entries become SQL NULL.
-/// Each component is written as the shortest decimal that reads back as the same `f32` (what
-/// PostgreSQL's own float4 output does), so the stored vector is bit-identical to the input.
-/// JS's `Array.prototype.join` writes each `f32` as the shortest decimal of its `f64` widening:
-/// 20% more text for hash-v1 vectors, in about the same time (docs/BENCHMARKS.md, "Ingest").
+/// parameter: `{"[0x1p-1,-0x1p-2]","[0x1p0,0]",NULL}`; `null` or `undefined` entries become SQL
+/// NULL. Each component is memloom-core's `vector_text` hexadecimal float, so the stored vector is
+/// bit-identical to the input and PGlite parses it without its slow decimal path.
 #[wasm_bindgen(js_name = vectorArrayLiteral)]
 pub fn vector_array_literal(vectors: Vec<JsValue>) -> Result<String, JsError> {
     use wasm_bindgen::JsCast;
@@ -516,55 +515,4 @@ pub fn vector_array_literal(vectors: Vec<JsValue>) -> Result<String, JsError> {
     }
     out.push('}');
     Ok(out)
-}
-
-/// pgvector's text form of one vector, `[x,y,...]`, each component the shortest decimal that
-/// reads back as the same `f32` (Rust's `Display`, which never uses an exponent).
-fn write_vector(out: &mut String, v: &[f32]) {
-    use std::fmt::Write;
-    out.push('[');
-    for (i, x) in v.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        // Writing into a String cannot fail.
-        let _ = write!(out, "{x}");
-    }
-    out.push(']');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::write_vector;
-
-    #[test]
-    fn vector_text_reads_back_bit_for_bit() {
-        let v = [
-            0.1f32,
-            -0.25,
-            1.0,
-            0.0,
-            -0.0,
-            1e-10,
-            3.4e38,
-            f32::MIN_POSITIVE,
-            0.072_168_78,
-        ];
-        let mut s = String::new();
-        write_vector(&mut s, &v);
-        assert!(s.starts_with('[') && s.ends_with(']'), "{s}");
-        assert!(
-            !s.contains('e'),
-            "no exponent: pgvector and strtof read it, but keep it plain: {s}"
-        );
-        let back: Vec<f32> = s[1..s.len() - 1]
-            .split(',')
-            .map(|x| x.parse().unwrap())
-            .collect();
-        assert_eq!(back.len(), v.len());
-        for (a, b) in back.iter().zip(v.iter()) {
-            assert_eq!(a.to_bits(), b.to_bits(), "{s}");
-        }
-        assert_eq!(&s[..13], "[0.1,-0.25,1,");
-    }
 }
