@@ -77,6 +77,52 @@ fn accumulators_match_the_distillation_script() {
     assert!(n >= 50, "{n} cases with sums");
 }
 
+/// The sums add each distinct token once, times its count, in `i32` blocks: they must equal
+/// the plain `i64` sum over every occurrence, including tokens repeated past a block (255) and
+/// blocks filled to the brim by the rows of largest weight.
+#[test]
+fn accumulate_equals_the_plain_sum_over_every_occurrence() {
+    let m = model();
+    let plain = |ids: &[u32]| {
+        let mut acc = [0i64; STATIC_DIMS];
+        for &id in ids {
+            if let Some((w, row)) = m.row(id) {
+                for (a, &q) in acc.iter_mut().zip(row) {
+                    *a += i64::from(w) * i64::from(q);
+                }
+            }
+        }
+        acc
+    };
+    // The tokens with the largest weights, each with the largest |q| of its row: the sums that
+    // come closest to an i32 block's bound.
+    let mut heavy: Vec<u32> = (0..40_000).filter(|&id| m.row(id).is_some()).collect();
+    heavy.sort_by_key(|&id| std::cmp::Reverse(m.row(id).unwrap().0));
+    heavy.truncate(300);
+    let mut cases: Vec<Vec<u32>> = vec![
+        vec![],
+        vec![0, 1, 2],        // special tokens without rows
+        vec![heavy[0]; 1000], // one token past a block
+        vec![heavy[0]; 255],  // exactly a block
+        heavy.clone(),        // 300 distinct: a block boundary inside
+        heavy.iter().flat_map(|&id| [id, id, id]).collect(),
+    ];
+    // A pseudo-random mix of repeats and distinct tokens (fixed seed).
+    let mut x = 0x9e37_79b9_u32;
+    let mut mix = Vec::new();
+    for _ in 0..5000 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        mix.push(heavy[(x % 7) as usize * (x as usize % 40)]);
+    }
+    cases.push(mix);
+    cases.push(m.tokenize(&"the quick brown fox jumps over the lazy dog ".repeat(400)));
+    for ids in &cases {
+        assert_eq!(m.accumulate(ids), plain(ids), "{} ids", ids.len());
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct EmbeddingCase {
     text: String,

@@ -181,12 +181,49 @@ fn normalize_ascii(text: &str) -> String {
 }
 
 fn is_whitespace(c: char) -> bool {
-    c == ' ' || in_table(WHITESPACE, c)
+    match ASCII_CLASSES.get(c as usize) {
+        Some(&class) => class & WHITESPACE_BIT != 0,
+        None => in_table(WHITESPACE, c),
+    }
 }
 
 fn is_punctuation(c: char) -> bool {
-    in_table(PUNCTUATION, c)
+    match ASCII_CLASSES.get(c as usize) {
+        Some(&class) => class & PUNCTUATION_BIT != 0,
+        None => in_table(PUNCTUATION, c),
+    }
 }
+
+const WHITESPACE_BIT: u8 = 1;
+const PUNCTUATION_BIT: u8 = 2;
+
+/// The classes of the 128 ASCII characters, read from the same tables at compile time: most
+/// text is ASCII, and the tokenizer asks both questions of every character (two binary searches
+/// each before).
+const ASCII_CLASSES: [u8; 128] = {
+    const fn in_ranges(table: &[(u32, u32)], c: u32) -> bool {
+        let mut i = 0;
+        while i < table.len() {
+            if table[i].0 <= c && c <= table[i].1 {
+                return true;
+            }
+            i += 1;
+        }
+        false
+    }
+    let mut classes = [0u8; 128];
+    let mut c = 0;
+    while c < 128 {
+        if c == b' ' as usize || in_ranges(WHITESPACE, c as u32) {
+            classes[c] |= WHITESPACE_BIT;
+        }
+        if in_ranges(PUNCTUATION, c as u32) {
+            classes[c] |= PUNCTUATION_BIT;
+        }
+        c += 1;
+    }
+    classes
+};
 
 fn in_table(table: &[(u32, u32)], c: char) -> bool {
     let c = c as u32;
@@ -242,6 +279,23 @@ mod tests {
             let slow = normalize(&format!("{text}\u{200b}"));
             assert_eq!(normalize_ascii(&text), slow, "byte {b:#x}");
         }
+    }
+
+    #[test]
+    fn ascii_classes_are_the_tables() {
+        for c in (0u8..128).map(char::from) {
+            assert_eq!(
+                is_whitespace(c),
+                c == ' ' || in_table(WHITESPACE, c),
+                "{c:?}"
+            );
+            assert_eq!(is_punctuation(c), in_table(PUNCTUATION, c), "{c:?}");
+        }
+        // BERT's punctuation is every ASCII non-alphanumeric printable character.
+        for c in ['$', '`', '_', '-', '~'] {
+            assert!(is_punctuation(c), "{c:?}");
+        }
+        assert!(!is_punctuation('a') && is_whitespace('\n') && !is_whitespace('a'));
     }
 
     #[test]
