@@ -12,8 +12,7 @@
 //! arguments, the store unavailable) a tool result with `isError: true` whose text says what to
 //! do. No sessions (no `Mcp-Session-Id`) and no SSE: `GET /mcp` is 405, as the spec allows.
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use memloom_core::recall_text;
 
@@ -29,12 +28,12 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26
 /// without its indentation (build.rs; the same JSON).
 pub const TOOLS_FILE: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.json"));
 
-/// One part of the tools file (`tools` or `instructions`); `None` if the file is corrupt (a test
-/// below proves it is not).
-fn tools_file(part: &str) -> Option<Value> {
-    let mut file: Value = serde_json::from_str(TOOLS_FILE).ok()?;
-    Some(file.get_mut(part)?.take())
-}
+/// `tools/list`'s tools and `initialize`'s instructions: the tools file's two members as JSON
+/// text, cut out by build.rs (which fails on a file without them), pasted into the replies as
+/// they are written.
+const TOOLS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.tools.json"));
+const INSTRUCTIONS_JSON: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.instructions.json"));
 
 /// JSON-RPC error codes.
 pub const PARSE_ERROR: i64 = -32700;
@@ -178,15 +177,9 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
     }
     let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
-        "initialize" => match initialize_result(&params) {
-            Some(result) => reply(id, result),
-            None => corrupt(id),
-        },
-        "ping" => reply(id, json!({})),
-        "tools/list" => match tools_file("tools") {
-            Some(tools) => reply(id, json!({ "tools": tools })),
-            None => corrupt(id),
-        },
+        "initialize" => reply(&id, &initialize_result(&params)),
+        "ping" => reply(&id, "{}"),
+        "tools/list" => reply(&id, &format!(r#"{{"tools":{TOOLS_JSON}}}"#)),
         "tools/call" => match parse_call(&params) {
             Ok(call) => Action::Call { id, call },
             Err(message) => error_reply(200, id, INVALID_PARAMS, message),
@@ -203,27 +196,16 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
     }
 }
 
-/// `initialize`'s result; `None` if the tools file is corrupt.
-fn initialize_result(params: &Value) -> Option<Value> {
+/// `initialize`'s result (JSON).
+fn initialize_result(params: &Value) -> String {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
+    // One of ours: needs no escaping.
     let version = asked
         .filter(|v| PROTOCOL_VERSIONS.contains(v))
         .unwrap_or(PROTOCOL_VERSIONS[0]);
-    Some(json!({
-        "protocolVersion": version,
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": { "name": "memloom", "title": "memloom", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": tools_file("instructions").filter(Value::is_string)?,
-    }))
-}
-
-/// The answer when the built-in tools file does not parse (a build from an edited file).
-fn corrupt(id: Value) -> Action {
-    error_reply(
-        500,
-        id,
-        -32603,
-        "the tool list is corrupt; regenerate crates/edge-worker/src/mcp_tools.json (node scripts/gen-mcp-tools.mjs)".to_string(),
+    format!(
+        r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"memloom","title":"memloom","version":"{}"}},"instructions":{INSTRUCTIONS_JSON}}}"#,
+        env!("CARGO_PKG_VERSION")
     )
 }
 
@@ -326,45 +308,57 @@ fn parse_key(v: Option<&Value>, required: bool) -> Result<Option<String>, String
 }
 
 // Replies -------------------------------------------------------------------------------------
-fn reply(id: Value, result: Value) -> Action {
+// Written as JSON text around parts that are JSON already (the tools file's members, a tool's
+// structured result serialized by serde from its type, as REST serializes it), not built as a
+// `serde_json::Value` and serialized again (docs/WORKER.md, "Bundle size").
+
+/// `s` as a JSON string.
+fn quoted(s: &str) -> String {
+    // Serializing a str cannot fail.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn reply(id: &Value, result: &str) -> Action {
     Action::Reply {
         status: 200,
-        body: json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+        body: tool_reply(id, result),
     }
 }
 
 fn error_reply(status: u16, id: Value, code: i64, message: String) -> Action {
     Action::Reply {
         status,
-        body: error_body(id, code, &message),
+        body: error_body(&id, code, &message),
     }
 }
 
 /// A JSON-RPC error message.
-pub fn error_body(id: Value, code: i64, message: &str) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+pub fn error_body(id: &Value, code: i64, message: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        quoted(message)
+    )
 }
 
-/// The JSON-RPC response carrying a tool's result.
-pub fn tool_reply(id: Value, result: Value) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string()
+/// The JSON-RPC response carrying `result` (JSON text: a tool's result, or another method's).
+pub fn tool_reply(id: &Value, result: &str) -> String {
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
 }
 
-/// A successful tool result: text for the model, `structured` for programs.
-pub fn tool_result<T: Serialize>(text: String, structured: &T) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": structured,
-        "isError": false,
-    })
+/// A successful tool result (JSON): text for the model, `structured` (JSON) for programs.
+pub fn tool_result(text: &str, structured: &str) -> String {
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{structured},"isError":false}}"#,
+        quoted(text)
+    )
 }
 
-/// A failed tool call the model can act on.
-pub fn tool_error(message: &str) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": format!("memloom: {message}") }],
-        "isError": true,
-    })
+/// A failed tool call the model can act on (JSON).
+pub fn tool_error(message: &str) -> String {
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#,
+        quoted(&format!("memloom: {message}"))
+    )
 }
 
 // Text ----------------------------------------------------------------------------------------
@@ -405,6 +399,7 @@ pub fn remembered_text(key: Option<&str>, id: i64, version: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn body(a: &Action) -> (u16, Value) {
         match a {
@@ -637,7 +632,9 @@ mod tests {
             t,
             "1 result for \"q\", best first (cite the source or key):\n\n[1] pg.md › PG > Limits (id 3)\nrrfScore 0.0492 · similarity 0.612 · ranks: vector 2, keyword 1, entity -\nmax_connections is 200"
         );
-        assert_eq!(tool_error("x")["isError"], true);
+        let e: Value = serde_json::from_str(&tool_error("x")).unwrap();
+        assert_eq!(e["isError"], true);
+        assert_eq!(e["content"][0]["text"], "memloom: x");
         assert_eq!(
             remembered_text(Some("k"), 5, 2),
             "remembered \"k\" version 2 (id 5); version 1 is superseded and no longer recalled"
