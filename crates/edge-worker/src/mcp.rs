@@ -121,7 +121,7 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
             )
         }
     };
-    let Value::Object(msg) = message else {
+    let Value::Object(mut msg) = message else {
         let what = if message.is_array() {
             "JSON-RPC batches are not supported; send one message per request"
         } else {
@@ -129,7 +129,12 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
         };
         return error_reply(400, Value::Null, INVALID_REQUEST, what.to_string());
     };
-    let id = msg.get("id").cloned();
+    // Taken, not cloned: the message is ours (a clone of a Value tree is code in the bundle).
+    let id = msg.get_mut("id").map(Value::take);
+    let params = msg
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     let id_ok = matches!(id, Some(Value::String(_)) | Some(Value::Number(_)));
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return error_reply(
@@ -175,7 +180,6 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
             "\"id\" must be a string or a number".to_string(),
         );
     }
-    let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
         "initialize" => reply(&id, &initialize_result(&params)),
         "ping" => reply(&id, "{}"),
@@ -278,7 +282,8 @@ fn parse_forget(args: &Map<String, Value>) -> Result<ToolCall, String> {
         (Some(id), None) => match id.as_i64() {
             Some(n) if n > 0 => Ok(ToolCall::Forget(Forget::Id(n))),
             _ => Err(format!(
-                "id must be a positive integer (a memory's id from remember or recall), not {id}"
+                "id must be a positive integer (a memory's id from remember or recall), not {}",
+                json_text(id)
             )),
         },
         (None, Some(_)) => parse_key(args.get("key"), true)
@@ -312,6 +317,13 @@ fn parse_key(v: Option<&Value>, required: bool) -> Result<Option<String>, String
 // structured result serialized by serde from its type, as REST serializes it), not built as a
 // `serde_json::Value` and serialized again (docs/WORKER.md, "Bundle size").
 
+/// `v` as JSON text. Through serde_json's writer, not `Value`'s `Display`, which would compile
+/// a second copy of the serializer for its formatter.
+fn json_text(v: &Value) -> String {
+    // Serializing a Value cannot fail.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
 /// `s` as a JSON string.
 fn quoted(s: &str) -> String {
     // Serializing a str cannot fail.
@@ -335,14 +347,18 @@ fn error_reply(status: u16, id: Value, code: i64, message: String) -> Action {
 /// A JSON-RPC error message.
 pub fn error_body(id: &Value, code: i64, message: &str) -> String {
     format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{code},"message":{}}}}}"#,
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":{code},"message":{}}}}}"#,
+        json_text(id),
         quoted(message)
     )
 }
 
 /// The JSON-RPC response carrying `result` (JSON text: a tool's result, or another method's).
 pub fn tool_reply(id: &Value, result: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+        json_text(id)
+    )
 }
 
 /// A successful tool result (JSON): text for the model, `structured` (JSON) for programs.
