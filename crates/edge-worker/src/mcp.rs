@@ -24,8 +24,9 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26
 
 /// The MCP tools file: `memloom mcp`'s `tools/list` (`tools`) and `initialize` instructions
 /// (`instructions`), generated from it by `scripts/gen-mcp-tools.mjs`; npm/test/mcp.test.js fails
-/// while they differ, and the worker e2e test checks that this server serves them. Embedded
-/// without its indentation (build.rs; the same JSON).
+/// while they differ, and the worker e2e test checks that this server serves them. Without its
+/// indentation (build.rs; the same JSON); the tests read it whole, the replies paste its members
+/// (below), so the wasm does not carry it twice.
 pub const TOOLS_FILE: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.json"));
 
 /// `tools/list`'s tools and `initialize`'s instructions: the tools file's two members as JSON
