@@ -6,7 +6,8 @@
 //! Also writes the two JSON documents the worker embeds (`openapi.json`, `src/mcp_tools.json`)
 //! without their indentation: the same JSON, key order kept, about 20 KB smaller raw and 1.5 KB
 //! gzipped in the wasm (docs/WORKER.md, "Bundle size"). The files in the repository stay
-//! readable and are the ones the tests and the npm side read.
+//! readable and are the ones the tests and the npm side read. The tools file's two members are
+//! also written apart, ready to be pasted into the MCP replies.
 
 use std::{env, fs, path::PathBuf};
 
@@ -43,7 +44,10 @@ fn main() {
         let again: serde_json::Value = serde_json::from_str(&small).expect("minified JSON");
         assert!(again == parsed, "minifying {} changed it", file.display());
         let dest = out_dir.join(name);
-        fs::write(&dest, small).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+        fs::write(&dest, &small).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+        if *name == "mcp_tools.json" {
+            split_tools_file(&small, &out_dir);
+        }
     }
 
     let file = manifest.join("../../schema/limits.json");
@@ -81,6 +85,28 @@ fn main() {
     }
     let dest = out_dir.join("limits.rs");
     fs::write(&dest, out).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+}
+
+/// The MCP tools file's two members, each as its own JSON text (`mcp_tools.tools.json`, the
+/// array `tools/list` answers with; `mcp_tools.instructions.json`, the string `initialize`
+/// returns), written as they are in the file: the worker pastes them into its replies instead
+/// of parsing the file on every request (docs/WORKER.md, "Bundle size"). A file without them
+/// fails the build.
+fn split_tools_file(minified: &str, out_dir: &std::path::Path) {
+    let members: std::collections::BTreeMap<String, Box<serde_json::value::RawValue>> =
+        serde_json::from_str(minified).expect("src/mcp_tools.json is a JSON object");
+    for (key, first) in [("tools", '['), ("instructions", '"')] {
+        let text = members
+            .get(key)
+            .unwrap_or_else(|| panic!("src/mcp_tools.json lacks {key}"))
+            .get();
+        assert!(
+            text.starts_with(first),
+            "src/mcp_tools.json: {key} must start with {first}"
+        );
+        let dest = out_dir.join(format!("mcp_tools.{key}.json"));
+        fs::write(&dest, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", dest.display()));
+    }
 }
 
 /// `json` without the white space between its tokens (inside strings nothing changes), so the

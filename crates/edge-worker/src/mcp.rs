@@ -12,8 +12,7 @@
 //! arguments, the store unavailable) a tool result with `isError: true` whose text says what to
 //! do. No sessions (no `Mcp-Session-Id`) and no SSE: `GET /mcp` is 405, as the spec allows.
 
-use serde::Serialize;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use memloom_core::recall_text;
 
@@ -25,16 +24,17 @@ pub const PROTOCOL_VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26
 
 /// The MCP tools file: `memloom mcp`'s `tools/list` (`tools`) and `initialize` instructions
 /// (`instructions`), generated from it by `scripts/gen-mcp-tools.mjs`; npm/test/mcp.test.js fails
-/// while they differ, and the worker e2e test checks that this server serves them. Embedded
-/// without its indentation (build.rs; the same JSON).
+/// while they differ, and the worker e2e test checks that this server serves them. Without its
+/// indentation (build.rs; the same JSON); the tests read it whole, the replies paste its members
+/// (below), so the wasm does not carry it twice.
 pub const TOOLS_FILE: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.json"));
 
-/// One part of the tools file (`tools` or `instructions`); `None` if the file is corrupt (a test
-/// below proves it is not).
-fn tools_file(part: &str) -> Option<Value> {
-    let mut file: Value = serde_json::from_str(TOOLS_FILE).ok()?;
-    Some(file.get_mut(part)?.take())
-}
+/// `tools/list`'s tools and `initialize`'s instructions: the tools file's two members as JSON
+/// text, cut out by build.rs (which fails on a file without them), pasted into the replies as
+/// they are written.
+const TOOLS_JSON: &str = include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.tools.json"));
+const INSTRUCTIONS_JSON: &str =
+    include_str!(concat!(env!("OUT_DIR"), "/mcp_tools.instructions.json"));
 
 /// JSON-RPC error codes.
 pub const PARSE_ERROR: i64 = -32700;
@@ -122,7 +122,7 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
             )
         }
     };
-    let Value::Object(msg) = message else {
+    let Value::Object(mut msg) = message else {
         let what = if message.is_array() {
             "JSON-RPC batches are not supported; send one message per request"
         } else {
@@ -130,7 +130,12 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
         };
         return error_reply(400, Value::Null, INVALID_REQUEST, what.to_string());
     };
-    let id = msg.get("id").cloned();
+    // Taken, not cloned: the message is ours (a clone of a Value tree is code in the bundle).
+    let id = msg.get_mut("id").map(Value::take);
+    let params = msg
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
     let id_ok = matches!(id, Some(Value::String(_)) | Some(Value::Number(_)));
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return error_reply(
@@ -176,17 +181,10 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
             "\"id\" must be a string or a number".to_string(),
         );
     }
-    let params = msg.get("params").cloned().unwrap_or(Value::Null);
     match method {
-        "initialize" => match initialize_result(&params) {
-            Some(result) => reply(id, result),
-            None => corrupt(id),
-        },
-        "ping" => reply(id, json!({})),
-        "tools/list" => match tools_file("tools") {
-            Some(tools) => reply(id, json!({ "tools": tools })),
-            None => corrupt(id),
-        },
+        "initialize" => reply(&id, &initialize_result(&params)),
+        "ping" => reply(&id, "{}"),
+        "tools/list" => reply(&id, &format!(r#"{{"tools":{TOOLS_JSON}}}"#)),
         "tools/call" => match parse_call(&params) {
             Ok(call) => Action::Call { id, call },
             Err(message) => error_reply(200, id, INVALID_PARAMS, message),
@@ -203,27 +201,16 @@ pub fn handle(body: &[u8], protocol_header: Option<&str>) -> Action {
     }
 }
 
-/// `initialize`'s result; `None` if the tools file is corrupt.
-fn initialize_result(params: &Value) -> Option<Value> {
+/// `initialize`'s result (JSON).
+fn initialize_result(params: &Value) -> String {
     let asked = params.get("protocolVersion").and_then(Value::as_str);
+    // One of ours: needs no escaping.
     let version = asked
         .filter(|v| PROTOCOL_VERSIONS.contains(v))
         .unwrap_or(PROTOCOL_VERSIONS[0]);
-    Some(json!({
-        "protocolVersion": version,
-        "capabilities": { "tools": { "listChanged": false } },
-        "serverInfo": { "name": "memloom", "title": "memloom", "version": env!("CARGO_PKG_VERSION") },
-        "instructions": tools_file("instructions").filter(Value::is_string)?,
-    }))
-}
-
-/// The answer when the built-in tools file does not parse (a build from an edited file).
-fn corrupt(id: Value) -> Action {
-    error_reply(
-        500,
-        id,
-        -32603,
-        "the tool list is corrupt; regenerate crates/edge-worker/src/mcp_tools.json (node scripts/gen-mcp-tools.mjs)".to_string(),
+    format!(
+        r#"{{"protocolVersion":"{version}","capabilities":{{"tools":{{"listChanged":false}}}},"serverInfo":{{"name":"memloom","title":"memloom","version":"{}"}},"instructions":{INSTRUCTIONS_JSON}}}"#,
+        env!("CARGO_PKG_VERSION")
     )
 }
 
@@ -296,7 +283,8 @@ fn parse_forget(args: &Map<String, Value>) -> Result<ToolCall, String> {
         (Some(id), None) => match id.as_i64() {
             Some(n) if n > 0 => Ok(ToolCall::Forget(Forget::Id(n))),
             _ => Err(format!(
-                "id must be a positive integer (a memory's id from remember or recall), not {id}"
+                "id must be a positive integer (a memory's id from remember or recall), not {}",
+                json_text(id)
             )),
         },
         (None, Some(_)) => parse_key(args.get("key"), true)
@@ -326,45 +314,68 @@ fn parse_key(v: Option<&Value>, required: bool) -> Result<Option<String>, String
 }
 
 // Replies -------------------------------------------------------------------------------------
-fn reply(id: Value, result: Value) -> Action {
+// Written as JSON text around parts that are JSON already (the tools file's members, a tool's
+// structured result serialized by serde from its type, as REST serializes it), not built as a
+// `serde_json::Value` and serialized again (docs/WORKER.md, "Bundle size").
+
+/// `v` as JSON text. Through serde_json's writer, not `Value`'s `Display`, which would compile
+/// a second copy of the serializer for its formatter.
+fn json_text(v: &Value) -> String {
+    // Serializing a Value cannot fail.
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+/// `s` as a JSON string.
+fn quoted(s: &str) -> String {
+    // Serializing a str cannot fail.
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn reply(id: &Value, result: &str) -> Action {
     Action::Reply {
         status: 200,
-        body: json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string(),
+        body: tool_reply(id, result),
     }
 }
 
 fn error_reply(status: u16, id: Value, code: i64, message: String) -> Action {
     Action::Reply {
         status,
-        body: error_body(id, code, &message),
+        body: error_body(&id, code, &message),
     }
 }
 
 /// A JSON-RPC error message.
-pub fn error_body(id: Value, code: i64, message: &str) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "error": { "code": code, "message": message } }).to_string()
+pub fn error_body(id: &Value, code: i64, message: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"error":{{"code":{code},"message":{}}}}}"#,
+        json_text(id),
+        quoted(message)
+    )
 }
 
-/// The JSON-RPC response carrying a tool's result.
-pub fn tool_reply(id: Value, result: Value) -> String {
-    json!({ "jsonrpc": "2.0", "id": id, "result": result }).to_string()
+/// The JSON-RPC response carrying `result` (JSON text: a tool's result, or another method's).
+pub fn tool_reply(id: &Value, result: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{result}}}"#,
+        json_text(id)
+    )
 }
 
-/// A successful tool result: text for the model, `structured` for programs.
-pub fn tool_result<T: Serialize>(text: String, structured: &T) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": structured,
-        "isError": false,
-    })
+/// A successful tool result (JSON): text for the model, `structured` (JSON) for programs.
+pub fn tool_result(text: &str, structured: &str) -> String {
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"structuredContent":{structured},"isError":false}}"#,
+        quoted(text)
+    )
 }
 
-/// A failed tool call the model can act on.
-pub fn tool_error(message: &str) -> Value {
-    json!({
-        "content": [{ "type": "text", "text": format!("memloom: {message}") }],
-        "isError": true,
-    })
+/// A failed tool call the model can act on (JSON).
+pub fn tool_error(message: &str) -> String {
+    format!(
+        r#"{{"content":[{{"type":"text","text":{}}}],"isError":true}}"#,
+        quoted(&format!("memloom: {message}"))
+    )
 }
 
 // Text ----------------------------------------------------------------------------------------
@@ -405,6 +416,7 @@ pub fn remembered_text(key: Option<&str>, id: i64, version: i32) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn body(a: &Action) -> (u16, Value) {
         match a {
@@ -637,7 +649,9 @@ mod tests {
             t,
             "1 result for \"q\", best first (cite the source or key):\n\n[1] pg.md › PG > Limits (id 3)\nrrfScore 0.0492 · similarity 0.612 · ranks: vector 2, keyword 1, entity -\nmax_connections is 200"
         );
-        assert_eq!(tool_error("x")["isError"], true);
+        let e: Value = serde_json::from_str(&tool_error("x")).unwrap();
+        assert_eq!(e["isError"], true);
+        assert_eq!(e["content"][0]["text"], "memloom: x");
         assert_eq!(
             remembered_text(Some("k"), 5, 2),
             "remembered \"k\" version 2 (id 5); version 1 is superseded and no longer recalled"

@@ -4,13 +4,12 @@
 //! token's namespace.
 
 use super::context::RequestCx;
-use super::http::{empty, header, read_body, respond, Request, Response};
+use super::http::{empty, header, read_body, respond, to_json, Request, Response};
 use super::store::{self, ForgetTarget};
 use crate::api;
 use crate::mcp::{self, Action, Forget, ToolCall};
 use crate::ApiError;
 use serde::Serialize;
-use serde_json::Value;
 
 /// Answers one MCP message; the caller has authenticated the token as `namespace`.
 pub(super) async fn handle_mcp(
@@ -33,29 +32,30 @@ pub(super) async fn handle_mcp(
                     mcp::tool_error(&e.message)
                 }
             };
-            respond(200, mcp::tool_reply(id, result))
+            respond(200, mcp::tool_reply(&id, &result))
         }
     }
 }
 
-async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<Value, ApiError> {
+/// The tool's result, as JSON text.
+async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<String, ApiError> {
     match call {
         ToolCall::Invalid { message, .. } => Ok(mcp::tool_error(&message)),
         ToolCall::Recall(recall) => {
             let (rows, _, _) = store::recall(cx, &recall, namespace).await?;
             let out = api::recall_response(&recall, &rows, cx.elapsed(), None);
-            Ok(mcp::tool_result(mcp::format_recall(&out), &to_value(&out)?))
+            Ok(mcp::tool_result(&mcp::format_recall(&out), &to_json(&out)?))
         }
         ToolCall::Remember(memory) => {
             let saved = store::remember(cx, &memory, namespace).await?;
             let key = memory.key.as_deref();
             Ok(mcp::tool_result(
-                mcp::remembered_text(key, saved.id, saved.version),
-                &Remembered {
+                &mcp::remembered_text(key, saved.id, saved.version),
+                &to_json(&Remembered {
                     id: saved.id,
                     key,
                     version: saved.version,
-                },
+                })?,
             ))
         }
         ToolCall::Forget(target) => {
@@ -65,6 +65,7 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
             };
             let done = store::forget(cx, namespace, &which).await?;
             let n = done.deleted;
+            let deleted = to_json(&Deleted { deleted: n })?;
             Ok(match target {
                 Forget::Id(id) if done.not_a_memory => mcp::tool_error(&format!(
                     "item {id} is a document chunk, not a memory; chunks are removed by deleting the file and ingesting again"
@@ -76,14 +77,14 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
                     "no memory with key \"{key}\"; nothing was deleted (history shows what a key holds)"
                 )),
                 Forget::Id(id) => {
-                    mcp::tool_result(format!("forgot memory {id}"), &Deleted { deleted: n })
+                    mcp::tool_result(&format!("forgot memory {id}"), &deleted)
                 }
                 Forget::Key(key) => mcp::tool_result(
-                    format!(
+                    &format!(
                         "forgot key \"{key}\" ({n} version{})",
                         if n == 1 { "" } else { "s" }
                     ),
-                    &Deleted { deleted: n },
+                    &deleted,
                 ),
             })
         }
@@ -127,11 +128,11 @@ async fn run(call: ToolCall, namespace: &str, cx: &mut RequestCx<'_>) -> Result<
                 })
                 .collect();
             Ok(mcp::tool_result(
-                text,
-                &History {
+                &text,
+                &to_json(&History {
                     key: &key,
                     versions,
-                },
+                })?,
             ))
         }
     }
@@ -166,8 +167,4 @@ struct Version<'a> {
     valid_from: &'a str,
     valid_to: Option<&'a str>,
     event_at: Option<&'a str>,
-}
-
-fn to_value<T: Serialize>(v: &T) -> Result<Value, ApiError> {
-    serde_json::to_value(v).map_err(|_| ApiError::internal())
 }
