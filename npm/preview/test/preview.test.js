@@ -86,7 +86,12 @@ async function newPage(viewport = LAPTOP) {
   });
   const page = await context.newPage();
   const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  // The message alone ("ErrnoError": an Emscripten file-system error) says too little to find
+  // where a page error came from; its stack goes to the test's log.
+  page.on('pageerror', (e) => {
+    errors.push(e.message);
+    console.log(`# page error: ${e.stack ?? e.message}`);
+  });
   return { context, page, errors };
 }
 
