@@ -27,6 +27,7 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   else await checkVectorBundle();
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
   await started(pg);
+  if (opts.relaxedDurability) drainSyncsOnClose(pg);
   // Both drivers answer a query with one shape, { rows, rowCount } (db-pg.js too): PGlite says
   // affectedRows where pg says rowCount, which is how a count once read 0 on one of them.
   const wrap = (c) => ({
@@ -41,6 +42,45 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
     ...wrap(pg),
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     close: () => pg.close(),
+  };
+}
+
+/**
+ * With `relaxedDurability` PGlite copies each change to IndexedDB in the background without
+ * awaiting it, and its close() (PGlite 0.5.14 to 0.5.17) neither waits for that copy nor for the
+ * one its own last message starts: the copy then runs on a closed file system, throws inside
+ * PGlite (an uncaught "ErrnoError", or "Cannot read properties of undefined (reading 'FS')"
+ * once the module is gone) and the last writes may never reach IndexedDB. Upstream's fix is
+ * electric-sql/pglite#1063, not released. Until then: every copy the file system starts is
+ * tracked, and closing the file system first waits until none is running and none is queued
+ * (a macrotask lets a queued one start), then copies once more, awaited. A background copy
+ * that fails is not rethrown where nothing awaits it (it was an uncaught "ErrnoError" in the
+ * page): the next copy, or the one at close, copies the whole tree again.
+ * @param {any} pg a started PGlite (its `fs`: the file system PGlite copies to and closes)
+ */
+export function drainSyncsOnClose(pg) {
+  const fs = pg.fs;
+  if (typeof fs?.syncToFs !== 'function' || typeof fs?.closeFs !== 'function') return;
+  const sync = fs.syncToFs.bind(fs);
+  const closeFs = fs.closeFs.bind(fs);
+  let running = Promise.resolve();
+  fs.syncToFs = (relaxed, ...rest) => {
+    const copy = sync(relaxed, ...rest);
+    running = copy.catch(() => {});
+    // A background copy nobody awaits: its failure (a file PostgreSQL removed while the copy
+    // walked the tree, ENOENT) would be an unhandled rejection. The next copy starts from the
+    // whole tree again, and the one at close is awaited and reports its failure to the caller.
+    return relaxed ? running : copy;
+  };
+  fs.closeFs = async () => {
+    for (;;) {
+      const seen = running;
+      await seen;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      if (running === seen) break;
+    }
+    await sync(false);
+    return closeFs();
   };
 }
 
