@@ -78,3 +78,23 @@ test('fusion: fuse gives the golden order, scores and ranks', { skip: !present('
     assert.deepEqual(got, c.expected, c.name);
   }
 });
+
+test('vectors: PGlite stores what the core wrote, bit for bit (pgvector text in hexadecimal floats)', async () => {
+  const { openPglite } = await import('../src/db-pglite.js');
+  const { vectorArrayLiteral } = await import('../src/core.js');
+  const db = await openPglite(undefined);
+  try {
+    await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+    const edge = [0.1, -0.25, 1, 0, -0, 1e-10, 3.4e38, 1.1754943508222875e-38, 1.401298464324817e-45, 1.1754942106924411e-38, -0.5773502691896257];
+    const cases = [Float32Array.from(edge), ...staticCases(), ...load('embeddings.json').slice(0, 5).map((c) => Float32Array.from(c.vector))];
+    const { rows } = await db.query('SELECT v::real[] AS v FROM unnest($1::vector[]) WITH ORDINALITY u(v, i) ORDER BY i', [vectorArrayLiteral(cases)]);
+    assert.equal(rows.length, cases.length);
+    for (const [i, c] of cases.entries()) assert.deepEqual(bits(rows[i].v), bits(c), `vector ${i}`);
+  } finally {
+    await db.close();
+  }
+});
+
+function staticCases() {
+  return present('embeddings-static-v2.json') ? load('embeddings-static-v2.json').map((c) => Float32Array.from(c.vector)) : [];
+}
