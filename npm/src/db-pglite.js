@@ -47,13 +47,14 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
 
 /**
  * With `relaxedDurability` PGlite copies each change to IndexedDB in the background without
- * awaiting it, and its close() (PGlite 0.5.14 to 0.5.17) neither waits for that copy nor for the
- * one its own last message starts: the copy then runs on a closed file system, throws inside
- * PGlite (an uncaught "ErrnoError", or "Cannot read properties of undefined (reading 'FS')"
- * once the module is gone) and the last writes may never reach IndexedDB. Upstream's fix is
- * electric-sql/pglite#1063, not released. Until then: every copy the file system starts is
- * tracked, and closing the file system first waits until none is running and none is queued
- * (a macrotask lets a queued one start), then copies once more, awaited. A background copy
+ * awaiting it, and its close() (PGlite 0.5.14, ours, and 0.5.17, the newest) neither waits for
+ * that copy nor for the one its own last message starts: the copy then runs on a closed file
+ * system, throws inside PGlite (an uncaught "ErrnoError", or "Cannot read properties of
+ * undefined (reading 'FS')" once the module is gone) and the last writes may never reach
+ * IndexedDB. Upstream's fix is electric-sql/pglite#1063, not released. Until then: every copy
+ * the file system starts is tracked, and closing the file system first waits until none is
+ * running and none is queued (a macrotask lets a queued one start), then copies once more,
+ * awaited. A background copy
  * that fails is not rethrown where nothing awaits it (it was an uncaught "ErrnoError" in the
  * page): the next copy, or the one at close, copies the whole tree again.
  * @param {any} pg a started PGlite (its `fs`: the file system PGlite copies to and closes)
