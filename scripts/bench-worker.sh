@@ -82,11 +82,8 @@ TOKEN="mlt_$(node -e 'process.stdout.write(require("crypto").randomBytes(24).toS
 HASH="$(printf %s "$TOKEN" | sha256sum | cut -d' ' -f1)"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
-free_port() {
-  local p=$(( 20000 + RANDOM % 30000 ))
-  while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$(( 20000 + RANDOM % 30000 )); done
-  echo "$p"
-}
+# shellcheck source=scripts/free-port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/free-port.sh"
 stop_wrangler() {
   [ -n "$WRANGLER_PID" ] || return 0
   kill -TERM -- "-$WRANGLER_PID" 2>/dev/null || true

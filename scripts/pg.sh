@@ -98,15 +98,8 @@ is_running() {
   [ -f "$STATE/datadir" ] && as_owner "$PG_BIN/pg_ctl" -D "$(cat "$STATE/datadir")" status >/dev/null 2>&1
 }
 
-free_port() {
-  local port tries=0
-  while [ $tries -lt 200 ]; do
-    port=$(( 20000 + RANDOM % 30000 ))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-    tries=$((tries + 1))
-  done
-  die "no free loopback port found"
-}
+# shellcheck source=scripts/free-port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/free-port.sh"
 
 cmd_start() {
   [ -x "$PG_BIN/initdb" ] || die "PostgreSQL $PG_VERSION is not installed: run scripts/pg.sh install"

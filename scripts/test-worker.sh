@@ -92,14 +92,8 @@ umask 077
 printf 'DATABASE_URL=%s\nMEMLOOM_TOKENS={"%s":"team-a","%s":"team-b"}\nMEMLOOM_CONNECT_TIMEOUT_MS=2000\nMEMLOOM_QUERY_TIMEOUT_MS=30000\n' \
   "$APP_URL" "$(hash "$TOKEN_A")" "$(hash "$TOKEN_B")" > "$WORK/worker.env"
 
-free_port() {
-  local port
-  for _ in $(seq 1 200); do
-    port=$(( 20000 + RANDOM % 30000 ))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return 0; fi
-  done
-  die "no free loopback port"
-}
+# shellcheck source=scripts/free-port.sh
+source "$(dirname "${BASH_SOURCE[0]}")/free-port.sh"
 export WRANGLER_SEND_METRICS=false CLOUDFLARE_CF_FETCH_ENABLED=false
 unset CLOUDFLARE_API_TOKEN CLOUDFLARE_ACCOUNT_ID
 # start_worker NAME ENV_FILE [ENTRY [STATUS]]: wrangler dev on a free loopback port (its scratch
