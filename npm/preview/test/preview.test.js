@@ -154,6 +154,21 @@ async function search(page, query) {
 
 const statusText = (page) => page.textContent('#status');
 
+/** Remembers `text` under `key` through the form; resolves once the list shows it. */
+async function rememberInPage(page, text, key) {
+  await page.fill('#mem-text', text);
+  await page.fill('#mem-key', key);
+  await page.press('#mem-key', 'Enter');
+  await page
+    .waitForFunction(
+      (t) => document.querySelector('#memory-list .memory-text')?.textContent === t && !document.querySelector('#remember-form button').disabled,
+      text,
+    )
+    .catch(async (e) => {
+      throw new Error(`${e.message}; status: ${await statusText(page)}; list: ${await page.textContent('#memory-list')}`);
+    });
+}
+
 test('"Clear store" right after a write: no page error, and the store opens again empty', { skip, timeout: 300_000 }, async () => {
   // The store copies each write to IndexedDB in the background (relaxedDurability); "Clear
   // store" closes it at once. PGlite's close() did not wait for those copies, which then ran on
@@ -165,14 +180,7 @@ test('"Clear store" right after a write: no page error, and the store opens agai
   await ready(page);
   for (let round = 1; round <= 3; round++) {
     await ingestFolder(page, FIXTURE);
-    const text = `Round ${round}: deploys freeze on Fridays.`;
-    await page.fill('#mem-text', text);
-    await page.fill('#mem-key', 'deploy-freeze');
-    await page.press('#mem-key', 'Enter');
-    await page.waitForFunction(
-      (t) => document.querySelector('#memory-list .memory-text')?.textContent === t && !document.querySelector('#remember-form button').disabled,
-      text,
-    );
+    await rememberInPage(page, `Round ${round}: deploys freeze on Fridays.`, 'deploy-freeze');
     page.once('dialog', (d) => d.accept());
     await page.click('#clear');
     await page.waitForFunction(() => /Cleared/.test(document.getElementById('status').textContent), null, { timeout: 120_000 });
@@ -241,17 +249,7 @@ test('the page ingests a folder, recalls, remembers, persists across reloads and
 
   // Memories: a key, superseded by a second version; history greys the old one.
   for (const text of ['Deploys freeze on Thursdays at noon.', 'Deploys freeze on Fridays after 15:00.']) {
-    await page.fill('#mem-text', text);
-    await page.fill('#mem-key', 'deploy-freeze');
-    await page.press('#mem-key', 'Enter');
-    await page
-      .waitForFunction(
-        (t) => document.querySelector('#memory-list .memory-text')?.textContent === t && !document.querySelector('#remember-form button').disabled,
-        text,
-      )
-      .catch(async (e) => {
-        throw new Error(`${e.message}; status: ${await statusText(page)}; list: ${await page.textContent('#memory-list')}`);
-      });
+    await rememberInPage(page, text, 'deploy-freeze');
   }
   assert.equal(await page.textContent('#memory-list .memory-version'), 'v2');
   await page.click('#memory-list button[aria-expanded]');
