@@ -6,6 +6,29 @@ SELECT memloom_identifiers('no identifiers at all here.');
 SELECT memloom_identifiers('');
 SELECT memloom_identifiers(NULL);
 
+-- The extraction that runs on every write (sql/0023) gives exactly the lexemes of the plain
+-- definition below (every token with a capital, a . or a :, three expressions on each), on
+-- every text made of three of these fragments: capitals, camelCase, digits, separators,
+-- trailing dots and colons, sentence ends, leading flags and dots, paths, URLs, backslashes.
+CREATE FUNCTION pg_temp.identifiers_reference(doc text) RETURNS text[]
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT coalesce(array_agg(DISTINCT lower(p)), '{}')
+    FROM (SELECT regexp_replace(m[1], '[.:]+$', '') AS t
+          FROM regexp_matches(doc, '([^][[:space:](){}<>,;"''`=|*!?&+\\]*[-_./:0-9A-Z][^][[:space:](){}<>,;"''`=|*!?&+\\]*)', 'g') AS m) s,
+         unnest(CASE WHEN t ~ '[/:.]'
+                     THEN ARRAY[t] || regexp_split_to_array(t, '[/:]+') || regexp_split_to_array(t, '[/:.]+')
+                     ELSE ARRAY[t] END) AS p
+    WHERE memloom_is_identifier(p)
+$$;
+WITH f(x) AS (VALUES ('a'), ('Ab'), ('aB'), ('ABC'), ('x1'), ('7'), ('.'), ('..'), (':'), ('/'), ('-'), ('--'),
+                     ('_'), (' '), ('. '), (': '), ('e.g'), ('fs.readFile'), ('v18.0.0'), ('node:fs'),
+                     ('/etc/x.conf'), ('http://h.io/p'), ('\'), ('('), ('É'), ('ß.x')),
+     docs AS (SELECT a.x || b.x || c.x AS doc FROM f a, f b, f c)
+SELECT count(*) AS texts,
+       count(*) FILTER (WHERE memloom_identifiers(doc) IS DISTINCT FROM pg_temp.identifiers_reference(doc)) AS different,
+       count(*) FILTER (WHERE cardinality(memloom_identifiers(doc)) > 0) AS with_identifiers
+FROM docs;
+
 -- The english stems stay next to them.
 SELECT memloom_tsvector('Raise max_connections in /etc/nginx/nginx.conf');
 
