@@ -83,7 +83,7 @@ async function referenceIndex(store) {
         [store.namespace, m.name, m.kind, r.id, m.strength],
       );
     }
-    await store.db.query('UPDATE memloom_items SET indexed_at = now() WHERE id = $1', [r.id]);
+    await store.db.query('INSERT INTO memloom_indexed (item_id, namespace) VALUES ($1, $2)', [r.id, store.namespace]);
   }
 }
 
@@ -92,7 +92,8 @@ async function contents(store) {
   const q = async (sql) => (await store.db.query(sql, [store.namespace])).rows;
   const items = await q(
     `SELECT kind, source, breadcrumb, content, metadata->>'fileHash' AS h, embedding::text AS e, tsv::text AS tsv,
-            heading_tsv::text AS htsv, content_hash, status, indexed_at IS NOT NULL AS indexed
+            heading_tsv::text AS htsv, content_hash, status,
+            EXISTS (SELECT 1 FROM memloom_indexed x WHERE x.item_id = memloom_items.id) AS indexed
      FROM memloom_items WHERE namespace = $1 ORDER BY id`,
   );
   const pos = new Map((await q('SELECT id FROM memloom_items WHERE namespace = $1 ORDER BY id')).map((r, i) => [String(r.id), i]));

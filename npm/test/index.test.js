@@ -43,7 +43,7 @@ async function snapshot(store) {
 }
 
 async function unindexed(store) {
-  const { rows } = await store.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE namespace = $1 AND status = 'active' AND indexed_at IS NULL`, [store.namespace]);
+  const { rows } = await store.db.query(`SELECT count(*)::int AS n FROM memloom_items i WHERE namespace = $1 AND status = 'active' AND NOT EXISTS (SELECT 1 FROM memloom_indexed x WHERE x.item_id = i.id)`, [store.namespace]);
   return rows[0].n;
 }
 
@@ -136,7 +136,7 @@ test('index: an interrupted run leaves a consistent store and a re-run completes
     // Two batches committed, whole: their items indexed with their edges; the rest untouched.
     assert.equal(await unindexed(store), 2);
     const { rows } = await store.db.query(
-      `SELECT count(*)::int AS n FROM memloom_mentions mt JOIN memloom_items i ON i.id = mt.item_id WHERE i.indexed_at IS NULL`,
+      `SELECT count(*)::int AS n FROM memloom_mentions mt WHERE NOT EXISTS (SELECT 1 FROM memloom_indexed x WHERE x.item_id = mt.item_id)`,
     );
     assert.equal(rows[0].n, 0);
     const progress = [];

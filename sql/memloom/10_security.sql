@@ -141,6 +141,13 @@ CREATE POLICY memloom_mentions_namespace ON memloom_mentions
 COMMENT ON POLICY memloom_mentions_namespace ON memloom_mentions IS
 'a session sees and writes only the mentions of its namespace; the foreign keys (namespace, item_id) and (namespace, entity_id) keep both ends in it';
 
+ALTER TABLE memloom_indexed ENABLE ROW LEVEL SECURITY;
+CREATE POLICY memloom_indexed_namespace ON memloom_indexed
+    USING (namespace = (SELECT memloom_current_namespace()))
+    WITH CHECK (namespace = (SELECT memloom_current_namespace()));
+COMMENT ON POLICY memloom_indexed_namespace ON memloom_indexed IS
+'a session sees and writes only the index marks of its namespace; the foreign key (namespace, item_id) keeps them on its items';
+
 -- The statistics too: one tenant must not learn which words another's documents use.
 ALTER TABLE memloom_entity_stats ENABLE ROW LEVEL SECURITY;
 CREATE POLICY memloom_entity_stats_namespace ON memloom_entity_stats
@@ -196,10 +203,10 @@ DECLARE
                          'memloom_items', 'memloom_items', 'memloom_entities', 'memloom_entities',
                          'memloom_mentions', 'memloom_term_stats', 'memloom_term_stats',
                          'memloom_namespace_stats', 'memloom_entity_stats',
-                         'memloom_namespace_grants', 'memloom_namespace_grants'];
+                         'memloom_namespace_grants', 'memloom_namespace_grants', 'memloom_indexed'];
     cols text[] := ARRAY['namespace', 'key', 'source', 'breadcrumb', 'content', 'content_hash',
                          'namespace', 'name', 'namespace', 'namespace', 'lexeme', 'namespace',
-                         'namespace', 'namespace', 'role_name'];
+                         'namespace', 'namespace', 'role_name', 'namespace'];
     i integer;
 BEGIN
     IF NOT coalesce((SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user), false) THEN
@@ -227,7 +234,8 @@ BEGIN
     SELECT a.attrelid, a.attnum, false, 0, 16, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0
     FROM pg_catalog.pg_attribute a
     WHERE a.attname = 'namespace'
-      AND a.attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass, 'memloom_mentions'::regclass);
+      AND a.attrelid IN ('memloom_items'::regclass, 'memloom_entities'::regclass, 'memloom_mentions'::regclass,
+                         'memloom_indexed'::regclass);
     RETURN cardinality(tabs);
 END
 $$;

@@ -123,13 +123,17 @@ BEGIN
     GET DIAGNOSTICS n_ment = ROW_COUNT;
     SELECT array_agg(DISTINCT t.i) INTO gone FROM unnest(mention_items, mention_entities) AS t(i, e)
     WHERE ids[t.e] IS NULL;
-    -- Indexed: the items whose content is still what was extracted (a concurrent in-place change
-    -- cleared indexed_at, and the next run picks it up) and whose every entity exists (one
-    -- pruned meanwhile: the next run adds it again).
-    UPDATE memloom_items m SET indexed_at = now()
-    FROM unnest(item_ids, content_hashes) AS t(id, h)
-    WHERE m.id = t.id AND m.namespace = ns AND m.content_hash = t.h
-      AND t.id <> ALL (coalesce(gone, '{}'));
+    -- Indexed: the items whose content is still what was extracted and whose every entity
+    -- exists (one pruned meanwhile: the next run adds it again). FOR SHARE orders this against
+    -- a concurrent in-place change of an item's content: one that committed first fails the
+    -- hash check here, one that comes after waits and its trigger then deletes the row.
+    INSERT INTO memloom_indexed AS x (item_id, namespace)
+    SELECT m.id, ns FROM memloom_items m
+    JOIN unnest(item_ids, content_hashes) AS t(id, h) ON m.id = t.id AND m.content_hash = t.h
+    WHERE m.namespace = ns AND t.id <> ALL (coalesce(gone, '{}'))
+    ORDER BY m.id
+    FOR SHARE OF m
+    ON CONFLICT (item_id) DO UPDATE SET indexed_at = EXCLUDED.indexed_at;
     GET DIAGNOSTICS n_idx = ROW_COUNT;
     RETURN QUERY SELECT n_ent, n_ment, n_idx;
 END

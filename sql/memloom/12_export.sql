@@ -61,7 +61,7 @@ LANGUAGE sql STABLE AS $$
         'metadata', i.metadata,
         'createdAt', memloom_json_time(i.created_at),
         'updatedAt', memloom_json_time(i.updated_at),
-        'indexedAt', memloom_json_time(i.indexed_at),
+        'indexedAt', memloom_json_time((SELECT x.indexed_at FROM memloom_indexed x WHERE x.item_id = i.id)),
         'validFrom', memloom_json_time(i.valid_from),
         'validTo', memloom_json_time(i.valid_to),
         'eventAt', memloom_json_time(i.event_at),
@@ -199,7 +199,7 @@ BEGIN
     -- saved and, for a superseded version, when it was last updated (memloom_remember updates
     -- a version when it supersedes it).
     INSERT INTO memloom_items (id, namespace, kind, source, breadcrumb, key, version, content, status,
-                               supersedes, superseded_by, embedding, metadata, created_at, updated_at, indexed_at,
+                               supersedes, superseded_by, embedding, metadata, created_at, updated_at,
                                valid_from, valid_to, event_at)
     OVERRIDING SYSTEM VALUE
     SELECT r.id, ns, r.j->>'kind', r.j->>'source', r.j->>'breadcrumb', r.key, r.version,
@@ -207,7 +207,6 @@ BEGIN
            item_vectors[r.o], coalesce(r.j->'metadata', '{}'),
            coalesce((r.j->>'createdAt')::timestamptz, now()),
            coalesce((r.j->>'updatedAt')::timestamptz, (r.j->>'createdAt')::timestamptz, now()),
-           (r.j->>'indexedAt')::timestamptz,
            coalesce((r.j->>'validFrom')::timestamptz, (r.j->>'createdAt')::timestamptz, date_trunc('milliseconds', now())),
            CASE WHEN coalesce(r.j->>'status', 'active') <> 'active' THEN
                greatest(coalesce((r.j->>'validTo')::timestamptz, (r.j->>'updatedAt')::timestamptz, (r.j->>'createdAt')::timestamptz, date_trunc('milliseconds', now())),
@@ -217,6 +216,10 @@ BEGIN
     FROM memloom_import_rows r
     ORDER BY r.o;
     GET DIAGNOSTICS n_items = ROW_COUNT;
+    INSERT INTO memloom_indexed (item_id, namespace, indexed_at)
+    SELECT r.id, ns, (r.j->>'indexedAt')::timestamptz FROM memloom_import_rows r
+    WHERE r.j->>'indexedAt' IS NOT NULL
+    ORDER BY r.id;
     -- A version stored by an earlier batch whose successor arrives now (its supersededBy named
     -- a row that did not exist yet): linked from this end.
     UPDATE memloom_items p SET superseded_by = r.id

@@ -73,20 +73,21 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     n integer;
 BEGIN
-    UPDATE memloom_items i SET indexed_at = NULL WHERE i.namespace = ns AND i.indexed_at IS NOT NULL;
+    DELETE FROM memloom_indexed x WHERE x.namespace = ns;
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END
 $$;
 COMMENT ON FUNCTION memloom_reset_index(text) IS
-'marks every indexed item of namespace ns for re-indexing (indexed_at NULL); returns how many';
+'marks every indexed item of namespace ns for re-indexing (deletes its memloom_indexed rows); returns how many';
 
 CREATE FUNCTION memloom_unindexed(ns text, after_id bigint, lim integer)
 RETURNS TABLE (id bigint, breadcrumb text, content text, content_hash text)
 LANGUAGE sql STABLE AS $$
     SELECT i.id, i.breadcrumb, i.content, i.content_hash
       FROM memloom_items i
-     WHERE i.namespace = ns AND i.status = 'active' AND i.indexed_at IS NULL AND i.id > after_id
+     WHERE i.namespace = ns AND i.status = 'active' AND i.id > after_id
+       AND NOT EXISTS (SELECT 1 FROM memloom_indexed x WHERE x.item_id = i.id)
      ORDER BY i.id
      LIMIT lim
 $$;
@@ -115,8 +116,9 @@ LANGUAGE sql STABLE AS $$
            (count(DISTINCT i.key))::integer,
            (count(DISTINCT (i.metadata->>'root', i.source)) FILTER (WHERE i.kind = 'chunk'))::integer,
            (SELECT count(*)::integer FROM memloom_entities e WHERE e.namespace = ns),
-           (count(*) FILTER (WHERE i.indexed_at IS NULL AND i.status = 'active'))::integer
+           (count(*) FILTER (WHERE x.item_id IS NULL AND i.status = 'active'))::integer
       FROM memloom_items i
+      LEFT JOIN memloom_indexed x ON x.item_id = i.id
      WHERE i.namespace = ns
 $$;
 COMMENT ON FUNCTION memloom_stats(text) IS

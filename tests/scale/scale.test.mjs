@@ -373,7 +373,8 @@ function shard(args) {
 async function snapshot(url, ns) {
   return sql(
     url,
-    `SELECT id, kind, key, version, status, source, content_hash, supersedes, superseded_by, indexed_at IS NOT NULL AS indexed
+    `SELECT id, kind, key, version, status, source, content_hash, supersedes, superseded_by,
+            EXISTS (SELECT 1 FROM memloom_indexed x WHERE x.item_id = memloom_items.id) AS indexed
        FROM memloom_items WHERE namespace = $1 ORDER BY id`,
     [ns],
   );

@@ -150,3 +150,33 @@ async fn frozen_migrations_keep_their_released_checksums() {
     );
     db.drop_db().await;
 }
+
+/// A tenant role provisioned before schema 24 (docs/SECURITY.md: `GRANT ... ON ALL TABLES`)
+/// has no privilege on the table 0024 creates unless the migration gives it the pool's: without
+/// them its index runs, `memloom_stats` and exports fail with "permission denied".
+#[tokio::test]
+async fn a_role_provisioned_before_schema_24_keeps_its_privileges_on_the_index_marks() {
+    let Some(db) = TestDb::empty("catalog_grants").await else {
+        return;
+    };
+    let before: Vec<_> = MIGRATIONS.iter().filter(|m| m.version < 24).collect();
+    for m in &before {
+        assert!(apply_migration(&db.client, m).await.unwrap(), "{}", m.name);
+    }
+    let role = "memloom_catalog_grants_tenant";
+    db.create_bound_role(role, &["t"]).await;
+    migrate(&db.client).await.unwrap();
+    for privilege in ["SELECT", "INSERT", "UPDATE", "DELETE"] {
+        let has: bool = db
+            .client
+            .query_one(
+                "SELECT has_table_privilege($1, 'memloom_indexed', $2)",
+                &[&role, &privilege],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert!(has, "{role} lacks {privilege} on memloom_indexed after the upgrade");
+    }
+    db.drop_db().await;
+}

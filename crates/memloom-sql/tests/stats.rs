@@ -160,7 +160,7 @@ async fn ingest_file(c: &Client, ns: &str, source: &str, texts: &[String]) {
     c.batch_execute("COMMIT").await.unwrap();
 }
 
-/// What `memloom index` does for a batch: entities, the items' mentions replaced, indexed_at;
+/// What `memloom index` does for a batch: entities, the items' mentions replaced, memloom_indexed rows;
 /// then the superseded items' mentions and unmentioned entities go.
 async fn index(c: &Client, ns: &str, rng: &mut Rng) {
     if let Err(e) = try_index(c, ns, rng).await {
@@ -253,7 +253,8 @@ async fn index_statements(
     )
     .await?;
     c.execute(
-        "UPDATE memloom_items SET indexed_at = now() WHERE id = ANY ($1)",
+        "INSERT INTO memloom_indexed (item_id, namespace) SELECT i.id, i.namespace FROM memloom_items i WHERE i.id = ANY ($1)
+         ON CONFLICT (item_id) DO UPDATE SET indexed_at = now()",
         &[&batch],
     )
     .await?;
@@ -359,7 +360,7 @@ async fn first_write_creates_the_row_and_uncounted_updates_change_nothing() {
     let before = snapshot(&db.client).await;
     db.client
         .execute(
-            "UPDATE memloom_items SET indexed_at = now(), metadata = '{\"x\": 1}' WHERE id = $1",
+            "UPDATE memloom_items SET updated_at = now(), metadata = '{\"x\": 1}' WHERE id = $1",
             &[&id],
         )
         .await

@@ -223,9 +223,9 @@ export class Store {
   // Index ----------------------------------------------------------------------------------------
   /**
    * Entity indexing for the entity arm: every active item not indexed yet (new, or whose content
-   * changed in place: sql/0004 clears `indexed_at` then) -> the extractor (default: memloom-core's
+   * changed in place: a trigger deletes its `memloom_indexed` row then) -> the extractor (default: memloom-core's
    * offline extractor) -> entities (name, kind, the store embedder's vector of
-   * `entityEmbeddingText`: name and kind, the name alone with hash-v1) and mention edges (strength in (0, 1]); then `indexed_at` is set.
+   * `entityEmbeddingText`: name and kind, the name alone with hash-v1) and mention edges (strength in (0, 1]); then the item is marked in `memloom_indexed`.
    * Batches of `batchSize` items, one transaction each, replacing the item's previous edges:
    * an interrupted run leaves every item either fully indexed or not at all, and a re-run
    * resumes. Afterwards the edges of superseded items and entities nothing mentions any more
