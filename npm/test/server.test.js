@@ -148,3 +148,53 @@ test('rememberMany is one call: versions as one remember per record, and a faili
     await store.close();
   }
 });
+
+// A new server store's first ingest and first index run build each HNSW index once at their end
+// (memloom_defer_vector_index, sql/0025) instead of inserting every row into it: the index is
+// rebuilt (a new relation) in a new store, left alone in a store that already holds rows, and
+// both recall the same top results.
+test('a new server store builds its vector indexes after its first ingest and index run', { skip }, async () => {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const names = ['fresh', 'used'].map((k) => `memloom_defer_${k}_${process.pid}_${Date.now()}`);
+  try {
+    const runs = [];
+    for (const name of names) {
+      await admin.query(`CREATE DATABASE ${name}`);
+      const dbUrl = new URL(url);
+      dbUrl.pathname = `/${name}`;
+      const store = await openStore({ url: dbUrl.toString(), namespace: 'docs' });
+      if (name === names[1]) {
+        const other = await openStore({ url: dbUrl.toString(), namespace: 'other' });
+        await other.remember('a row in another namespace before the first ingest');
+        await other.close();
+      }
+      const oids = async () =>
+        (await store.db.query(`SELECT to_regclass('memloom_items_embedding')::oid AS items, to_regclass('memloom_entities_embedding')::oid AS entities`)).rows[0];
+      const before = await oids();
+      await store.ingest(join(fixtures, 'docs'));
+      const afterIngest = await oids();
+      await store.index();
+      const afterIndex = await oids();
+      const top = [];
+      for (const q of ['connection pool size', 'ERR_REQUIRE_ESM', 'how do I rotate the deploy key']) {
+        const r = await store.recall(q, { limit: 5 });
+        top.push(r.results.map((h) => [h.source, h.breadcrumb, h.rrfScore]));
+      }
+      runs.push({ before, afterIngest, afterIndex, top });
+      await store.close();
+    }
+    const [fresh, used] = runs;
+    for (const r of runs) {
+      assert.ok(r.afterIndex.items && r.afterIndex.entities, 'both HNSW indexes exist after the runs');
+    }
+    assert.notEqual(fresh.afterIngest.items, fresh.before.items, 'a new store: the pool index built after the ingest');
+    assert.notEqual(fresh.afterIndex.entities, fresh.afterIngest.entities, 'a new store: the entity index built after the index run');
+    assert.equal(used.afterIngest.items, used.before.items, 'a store with rows keeps its pool index');
+    assert.deepEqual(fresh.top, used.top);
+  } finally {
+    for (const name of names) await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});

@@ -152,6 +152,18 @@ LANGUAGE sql VOLATILE AS $$ SELECT coalesce(bool_or(r), false) FROM memloom_shar
 COMMENT ON FUNCTION memloom_ensure_vector_index() IS
 'the partitions'' memloom_ensure_vector_index on every partition: true when it built an index on any';
 
+CREATE OR REPLACE FUNCTION memloom_shard_all_defer_vector_index() RETURNS SETOF text[]
+LANGUAGE plproxy AS $$
+    CLUSTER 'memloom';
+    RUN ON ALL;
+    SELECT memloom_defer_vector_index() AS r;
+$$;
+COMMENT ON FUNCTION memloom_shard_all_defer_vector_index() IS 'memloom_defer_vector_index on every partition';
+CREATE OR REPLACE FUNCTION memloom_defer_vector_index() RETURNS text[]
+LANGUAGE sql VOLATILE AS $$ SELECT coalesce(array_agg(DISTINCT i ORDER BY i), '{}') FROM memloom_shard_all_defer_vector_index() AS r, unnest(r) AS i $$;
+COMMENT ON FUNCTION memloom_defer_vector_index() IS
+'the partitions'' memloom_defer_vector_index on every partition (each drops only the indexes of its own empty tables): the indexes dropped on any';
+
 CREATE OR REPLACE FUNCTION memloom_shard_all_vector_index_exists() RETURNS SETOF boolean
 LANGUAGE plproxy AS $$
     CLUSTER 'memloom';

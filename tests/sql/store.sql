@@ -15,6 +15,7 @@ SELECT memloom_init_store('api:big', 1, 3072);
 SELECT memloom_init_store(NULL, 1, 3);
 
 -- A 3-dimension embedder, exact search first (no index), then the deferred index build.
+SELECT memloom_defer_vector_index();  -- no index yet: nothing to drop
 SELECT memloom_init_store('toy', 1, 3, vector_index => false);
 SELECT embedder_name, embedder_version, embedder_dims FROM memloom_meta;
 SELECT format_type(atttypid, atttypmod) FROM pg_attribute
@@ -24,6 +25,13 @@ SELECT id, version FROM memloom_remember('ns', NULL, 'alpha', '[1,0,0]');
 SELECT id, version FROM memloom_remember('ns', NULL, 'beta', '[0,1,0]');
 SELECT id, vector_rank FROM memloom_fuse('zzz', '[1,0.1,0]', 'ns', 5, arms => '{vector}');
 SELECT memloom_ensure_vector_index();
+SELECT memloom_ensure_vector_index();
+SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
+
+-- Before a bulk write, an index goes only from a table that has no row: the pool has two, the
+-- entities none (sql/0025); memloom_ensure_vector_index builds it again.
+SELECT memloom_defer_vector_index();
+SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
 SELECT memloom_ensure_vector_index();
 SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
 

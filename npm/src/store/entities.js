@@ -2,14 +2,19 @@
 // (memloom_index_batch), prune what nothing mentions.
 import { entityKinds, vectorArrayLiteral } from '../core.js';
 import { offlineExtractor } from '../extractors.js';
-import { activeItems, analyzeIfGrown, refreshStats } from './maintenance.js';
+import { activeItems, analyzeIfGrown, refreshStats, withVectorIndexDeferred } from './maintenance.js';
 /** @import { Store } from './store.js' */
 
 /** Items per index transaction. */
 const INDEX_BATCH = 500;
 
 /** Store#index (store.js documents it). @param {Store} store @param {import('../types.js').IndexOptions} [options] */
-export async function indexEntities(store, { onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH } = {}) {
+export async function indexEntities(store, options = {}) {
+  return withVectorIndexDeferred(store, () => indexItems(store, options));
+}
+
+/** @param {Store} store @param {import('../types.js').IndexOptions} options */
+async function indexItems(store, { onProgress, onWarning, extractor, all = false, batchSize = INDEX_BATCH }) {
   const ns = store.namespace;
   const ex = extractor ?? offlineExtractor();
   if (all) await store.db.query('SELECT memloom_reset_index($1)', [ns]);

@@ -3,7 +3,7 @@ import { chunk, vectorArrayLiteral } from '../core.js';
 import { loadBlob } from '../decode.js';
 import { MemloomError } from '../errors.js';
 import { checkNoNul, positive } from './input.js';
-import { activeItems, afterWrite, refreshStats } from './maintenance.js';
+import { activeItems, afterWrite, refreshStats, withVectorIndexDeferred } from './maintenance.js';
 /** @import { Store } from './store.js' */
 
 /**
@@ -21,6 +21,11 @@ export const INGEST_BATCH_FILES = 500;
  * @param {import('../types.js').IngestOptions} [options]
  */
 export async function ingest(store, inputs, options = {}) {
+  return withVectorIndexDeferred(store, () => ingestInputs(store, inputs, options));
+}
+
+/** @param {Store} store @param {import('../types.js').IngestInput | import('../types.js').IngestInput[]} inputs @param {import('../types.js').IngestOptions} options */
+async function ingestInputs(store, inputs, options) {
   const { maxBytes, onProgress, onWarning, onIndexBuild } = options;
   const list = Array.isArray(inputs) ? inputs : [inputs];
   const warn = (w) => onWarning?.(w);
