@@ -6,6 +6,7 @@
 import { vectorArrayLiteral } from './core.js';
 import { MemloomError } from './errors.js';
 import { entityEmbeddingText } from './store/entities.js';
+import { withVectorIndexDeferred } from './store/maintenance.js';
 import { SCHEMA_VERSION } from './store/migrate.js';
 
 /** The dump's `format` field, and the newest `formatVersion` this code writes and reads. */
@@ -113,6 +114,12 @@ export function checkHeader(obj, where, { schemaVersion }) {
  * mentions, skipped, batches, reembedded, complete}`.
  */
 export async function importDump(store, lines, options = {}) {
+  // Into a new server store: the HNSW indexes built once after the load (maintenance.js).
+  return withVectorIndexDeferred(store, () => importLines(store, lines, options));
+}
+
+/** @param {import('./store/store.js').Store} store @param {AsyncIterable<{ n: number, text: string }> | Iterable<{ n: number, text: string }>} lines @param {object} options */
+async function importLines(store, lines, options) {
   const { namespace, batchSize = IMPORT_DUMP_BATCH, onBatch, where = (n) => `line ${n}`, source = 'dump' } = options;
   if (!Number.isInteger(batchSize) || batchSize <= 0) throw new MemloomError(`batchSize must be a positive integer, not ${batchSize}`);
   const schemaVersion = SCHEMA_VERSION;
