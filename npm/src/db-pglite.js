@@ -6,7 +6,7 @@
 // itself first, from that folder, and hands them to PGlite: a missing or wrong file fails within
 // ASSET_TIMEOUT_MS, naming it, instead of leaving PGlite waiting forever. Without `assets`
 // pgvector's bundle is still checked first (checkVectorBundle), in Node too.
-import { PGlite } from '@electric-sql/pglite';
+import { IdbFs, PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { MemloomError } from './errors.js';
 
@@ -25,9 +25,15 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   let opts = { ...options, extensions: { vector } };
   if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
   else await checkVectorBundle();
+  // The file system is made and wrapped before PGlite starts: PGlite's startup already starts
+  // background copies (after initdb, and after its first query), so wrapping it once started
+  // missed them (drainSyncsOnClose).
+  if (opts.relaxedDurability) {
+    const fs = opts.fs ?? fileSystemFor(dir);
+    if (fs !== undefined) opts = { ...opts, fs: drainSyncsOnClose(fs) };
+  }
   const pg = dir === undefined ? new PGlite(opts) : new PGlite(dir, opts);
   await started(pg);
-  if (opts.relaxedDurability) drainSyncsOnClose(pg);
   // Both drivers answer a query with one shape, { rows, rowCount } (db-pg.js too): PGlite says
   // affectedRows where pg says rowCount, which is how a count once read 0 on one of them.
   const wrap = (c) => ({
@@ -46,6 +52,16 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
 }
 
 /**
+ * The file system PGlite would make itself for `dir`, when it is one that copies in the
+ * background: IndexedDB (`idb://name`, the browser store). A directory in Node and memory copy
+ * nothing (undefined: PGlite makes them).
+ * @param {string | undefined} dir
+ */
+export function fileSystemFor(dir) {
+  return dir?.startsWith('idb://') ? new IdbFs(dir.slice('idb://'.length)) : undefined;
+}
+
+/**
  * With `relaxedDurability` PGlite copies each change to IndexedDB in the background without
  * awaiting it, and its close() (PGlite 0.5.14, ours, and 0.5.17, the newest) neither waits for
  * that copy nor for the one its own last message starts: the copy then runs on a closed file
@@ -57,11 +73,18 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
  * awaited. A background copy
  * that fails is not rethrown where nothing awaits it (it was an uncaught "ErrnoError" in the
  * page): the next copy, or the one at close, copies the whole tree again.
- * @param {any} pg a started PGlite (its `fs`: the file system PGlite copies to and closes)
+ *
+ * Wrap the file system before PGlite starts (openPglite passes it as PGlite's `fs`): PGlite's
+ * startup makes background copies of its own (after initdb, and after its first query, both
+ * before waitReady). Wrapped after the start, those were not tracked: a failure was uncaught,
+ * and a store closed right after it opened (the preview's "Clear store" after a reload) did not
+ * wait for them, nor for the copies PGlite queued behind them (one lock runs its copies one at
+ * a time), which then ran after the close.
+ * @param {any} fs a PGlite file system (`syncToFs` copies, `closeFs` closes), started or not
+ * @returns {any} the same file system
  */
-export function drainSyncsOnClose(pg) {
-  const fs = pg.fs;
-  if (typeof fs?.syncToFs !== 'function' || typeof fs?.closeFs !== 'function') return;
+export function drainSyncsOnClose(fs) {
+  if (typeof fs?.syncToFs !== 'function' || typeof fs?.closeFs !== 'function') return fs;
   const sync = fs.syncToFs.bind(fs);
   const closeFs = fs.closeFs.bind(fs);
   let running = Promise.resolve();
@@ -83,6 +106,7 @@ export function drainSyncsOnClose(pg) {
     await sync(false);
     return closeFs();
   };
+  return fs;
 }
 
 /**
