@@ -59,16 +59,26 @@ const f2 = (x) => x.toFixed(2);
 async function multiply(store, copies) {
   if (copies <= 0) return;
   await store.db.transaction(async (tx) => {
-    const { rows } = await tx.query('SELECT max(id)::bigint AS m FROM memloom_items');
+    const { rows } = await tx.query(`SELECT max(id)::bigint AS m, to_regclass('memloom_indexed') IS NOT NULL AS marks FROM memloom_items`);
     const step = Number(rows[0].m) + 1;
+    // The indexer's marks: a table of their own since schema 24, a column before (a --baseline package).
+    const marks = rows[0].marks;
     for (let c = 1; c <= copies; c++) {
       await tx.query(
-        `INSERT INTO memloom_items (id, namespace, kind, source, breadcrumb, key, version, content, status, embedding, metadata, indexed_at)
+        `INSERT INTO memloom_items (id, namespace, kind, source, breadcrumb, key, version, content, status, embedding, metadata${marks ? '' : ', indexed_at'})
          OVERRIDING SYSTEM VALUE
-         SELECT id + $1::bigint, namespace, kind, 'copy' || $2::int || '/' || source, breadcrumb, key, version, content, status, embedding, metadata, indexed_at
+         SELECT id + $1::bigint, namespace, kind, 'copy' || $2::int || '/' || source, breadcrumb, key, version, content, status, embedding, metadata${marks ? '' : ', indexed_at'}
          FROM memloom_items WHERE kind = 'chunk' AND id < $3::bigint`,
         [c * step, c, step],
       );
+      if (marks) {
+        await tx.query(
+          `INSERT INTO memloom_indexed (item_id, namespace, indexed_at)
+           SELECT x.item_id + $1::bigint, x.namespace, x.indexed_at FROM memloom_indexed x
+           JOIN memloom_items m ON m.id = x.item_id WHERE m.kind = 'chunk' AND x.item_id < $2::bigint`,
+          [c * step, step],
+        );
+      }
       await tx.query(
         `INSERT INTO memloom_mentions (entity_id, item_id, strength)
          SELECT mt.entity_id, mt.item_id + $1::bigint, mt.strength FROM memloom_mentions mt
