@@ -176,7 +176,10 @@ async fn a_role_provisioned_before_schema_24_keeps_its_privileges_on_the_index_m
             .await
             .unwrap()
             .get(0);
-        assert!(has, "{role} lacks {privilege} on memloom_indexed after the upgrade");
+        assert!(
+            has,
+            "{role} lacks {privilege} on memloom_indexed after the upgrade"
+        );
     }
     db.drop_db().await;
 }
