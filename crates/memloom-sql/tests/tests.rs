@@ -11,6 +11,7 @@ mod embedder;
 mod erasure;
 mod forget;
 mod fusion;
+mod index_marks;
 mod ingest;
 mod integrity;
 mod keyword;
