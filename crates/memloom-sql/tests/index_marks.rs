@@ -86,11 +86,12 @@ async fn a_content_change_and_an_index_batch_on_one_item_never_leave_a_stale_mar
             .unwrap();
         change
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !update.is_finished(),
-        "the change waits for the batch's lock on the item"
-    );
+    until_blocked(
+        &db,
+        &update,
+        "the change waits for the batch's lock on the item",
+    )
+    .await;
     batch.batch_execute("COMMIT").await.unwrap();
     update.await.unwrap();
     assert_eq!(
@@ -112,11 +113,12 @@ async fn a_content_change_and_an_index_batch_on_one_item_never_leave_a_stale_mar
         .unwrap();
     let batch = db.connect().await;
     let marking = tokio::spawn(async move { mark(&batch, id, &second).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    assert!(
-        !marking.is_finished(),
-        "the batch waits for the change's lock on the item"
-    );
+    until_blocked(
+        &db,
+        &marking,
+        "the batch waits for the change's lock on the item",
+    )
+    .await;
     change.batch_execute("COMMIT").await.unwrap();
     assert_eq!(
         marking.await.unwrap(),
