@@ -198,3 +198,31 @@ test('a new server store builds its vector indexes after its first ingest and in
     await admin.end();
   }
 });
+
+// A first load killed during its write (no `finally` ran) leaves an index to build: the next
+// write through the npm store builds whichever of the two is missing.
+test('the next write on a server store builds an HNSW index a killed first load left missing', { skip }, async () => {
+  const { default: pg } = await import('pg');
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  const name = `memloom_defer_killed_${process.pid}_${Date.now()}`;
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const dbUrl = new URL(url);
+    dbUrl.pathname = `/${name}`;
+    let store = await openStore({ url: dbUrl.toString(), namespace: 'docs' });
+    await store.ingest(join(fixtures, 'docs'));
+    await store.db.query('DROP INDEX memloom_entities_embedding');
+    await store.close();
+    store = await openStore({ url: dbUrl.toString(), namespace: 'docs' });
+    await store.remember('the deploy key rotates every 90 days');
+    const { rows } = await store.db.query(
+      `SELECT to_regclass('memloom_items_embedding') IS NOT NULL AS items, to_regclass('memloom_entities_embedding') IS NOT NULL AS entities`,
+    );
+    assert.deepEqual(rows[0], { items: true, entities: true });
+    await store.close();
+  } finally {
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+});

@@ -107,18 +107,27 @@ export async function maintainVectorIndex(store, { force = false, onIndexBuild }
   const active = embedded ? await activeItemsAll(store) : null;
   // The catalog is read only past the threshold.
   if (embedded && !force && active < EMBEDDED_HNSW_THRESHOLD) return false;
-  if (!(await hasVectorIndex(store))) {
-    if (!embedded) await store.db.query('SELECT memloom_ensure_vector_index()');
-    else {
-      const { rows: [n] } = await store.db.query('SELECT (SELECT count(*) FROM memloom_items) AS items, (SELECT count(*) FROM memloom_entities) AS entities');
-      const rows = Number(n.items);
-      onIndexBuild?.({ items: active, rows });
-      const mb = indexBuildMemoryMb(rows + Number(n.entities), store.embedder.dims);
-      await store.db.transaction(async (tx) => {
-        if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
-        await tx.query('SELECT memloom_ensure_vector_index()');
-      });
+  if (!embedded) {
+    // Both indexes, whichever is missing, once per process: a first load killed during its
+    // write leaves one to build (withVectorIndexDeferred). A role that does not own the tables
+    // cannot build it (insufficient_privilege): the owner's next write does.
+    try {
+      await store.db.query('SELECT memloom_ensure_vector_index()');
+    } catch (err) {
+      if (/** @type {any} */ (err)?.code === '42501') return false;
+      throw err;
     }
+    return (store._vectorIndex = true);
+  }
+  if (!(await hasVectorIndex(store))) {
+    const { rows: [n] } = await store.db.query('SELECT (SELECT count(*) FROM memloom_items) AS items, (SELECT count(*) FROM memloom_entities) AS entities');
+    const rows = Number(n.items);
+    onIndexBuild?.({ items: active, rows });
+    const mb = indexBuildMemoryMb(rows + Number(n.entities), store.embedder.dims);
+    await store.db.transaction(async (tx) => {
+      if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
+      await tx.query('SELECT memloom_ensure_vector_index()');
+    });
   }
   return (store._vectorIndex = true);
 }
