@@ -60,8 +60,8 @@ COMMENT ON FUNCTION memloom_ensure_vector_index() IS
 
 -- A bulk write into an empty table builds its HNSW index once at the end instead of inserting
 -- every row into it (pgvector's advice: create the index after loading the initial data). On
--- a server the Node docs' 4,351 chunks cost 2.1 s of HNSW inserts against 0.5 s for one build
--- over them. Only a table with no page at all (pg_relation_size 0: no row of any namespace,
+-- a server the Node docs' 4,351 chunks cost 1.7 to 2.1 s of HNSW inserts against about 0.3 s
+-- for one build over them. Only a table with no page at all (pg_relation_size 0: no row of any namespace,
 -- committed or not, whatever the caller's row-level security lets it see), locked without
 -- waiting, by its owner; the caller rebuilds with memloom_ensure_vector_index when its write is
 -- done, also when it fails (npm: withVectorIndexDeferred).

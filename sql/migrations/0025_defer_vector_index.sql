@@ -1,7 +1,7 @@
 -- memloom schema 25: memloom_defer_vector_index(), so that a bulk write into a new server store
 -- builds the HNSW indexes once at its end instead of inserting every row into them: the Node
--- docs' first ingest into a server store spent 2.1 s of its 3.4 s write in HNSW inserts, against
--- 0.5 s for one build over the same rows. It drops an index only on a table with no page yet,
+-- docs' first ingest into a server store spent 1.7 to 2.1 s of its 3.4 s write in HNSW inserts,
+-- against about 0.3 s for one build over the same rows. It drops an index only on a table with no page yet,
 -- that the caller owns and can lock at once; the npm store calls it before an ingest or an index
 -- run on a server and memloom_ensure_vector_index after (also when the write fails). No table
 -- changes.

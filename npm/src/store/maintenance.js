@@ -145,8 +145,10 @@ async function activeItemsAll(store) {
  * A server store's first bulk write (the first ingest of a new store, its first index run):
  * memloom_defer_vector_index drops the HNSW index of a table that has no row yet, `write` runs,
  * and memloom_ensure_vector_index builds it once over what was written, also when `write`
- * fails (so no store is left without its index). Inserting each row into the graph instead cost
- * the Node docs' first ingest 2.1 of its 3.4 s write on a server, against 0.5 s for one build.
+ * fails (a process killed meanwhile leaves the build to its next write: maintainVectorIndex).
+ * Inserting each row into the graph instead cost
+ * the Node docs' first ingest 1.7 to 2.1 s of its write on a server, against about 0.3 s for
+ * one build.
  * Elsewhere (the embedded store, a table with rows, a role that does not own the tables) it
  * only runs `write`.
  * @template T
