@@ -22,6 +22,8 @@ export async function openPg(url) {
   return {
     kind: 'server',
     ...wrap(client),
+    // pg sends a Uint8Array parameter in binary by itself (store/vectors.js): nothing to set up.
+    useVectorTypes: () => {},
     // A deadlock (40P01) or serialization failure (40001) rolled back the whole transaction so
     // that the other writer could go on: run it again, a bounded number of times, after a
     // short jittered pause. Every store write is a transaction function that reads what it

@@ -36,16 +36,25 @@ export async function openPglite(dir, options = {}, { assets } = {}) {
   await started(pg);
   // Both drivers answer a query with one shape, { rows, rowCount } (db-pg.js too): PGlite says
   // affectedRows where pg says rowCount, which is how a count once read 0 on one of them.
+  // Vectors travel as bytes (store/vectors.js): PGlite sends a parameter in binary only when its
+  // serializer returns bytes, and pgvector's types have no serializer of their own (their OIDs
+  // are the database's: useVectorTypes, once the extension exists).
+  let queryOptions;
   const wrap = (c) => ({
     query: async (sql, params) => {
-      const r = await c.query(sql, params);
+      const r = await c.query(sql, params, queryOptions);
       return { rows: r.rows, rowCount: r.affectedRows || r.rows.length };
     },
     exec: (sql) => c.exec(sql),
   });
+  const bytesOrText = (x) => (x instanceof Uint8Array ? x : x.toString());
   return {
     kind: 'embedded',
     ...wrap(pg),
+    /** @param {{ vector: number, array: number }} oids */
+    useVectorTypes: ({ vector, array }) => {
+      queryOptions = { serializers: { [vector]: bytesOrText, [array]: bytesOrText } };
+    },
     transaction: (fn) => pg.transaction((tx) => fn(wrap(tx))),
     close: () => pg.close(),
   };

@@ -3,7 +3,7 @@
 // memloom_export_entities, memloom_export_items, memloom_import_batch); this module pages
 // through them, streams, batches, checks lines and re-embeds when the embedders differ. It
 // runs in every runtime: the caller gives the lines (a file in Node: lines-node.js).
-import { vectorArrayLiteral } from './core.js';
+import { vectorsParam } from './store/vectors.js';
 import { MemloomError } from './errors.js';
 import { entityEmbeddingText } from './store/entities.js';
 import { withVectorIndexDeferred } from './store/maintenance.js';
@@ -170,8 +170,8 @@ async function importLines(store, lines, options) {
             b.last,
             JSON.stringify(b.entities.map((e) => e.j)),
             JSON.stringify(b.items.map((i) => i.j)),
-            vectorArrayLiteral(entityVectors),
-            vectorArrayLiteral(itemVectors),
+            vectorsParam(store, entityVectors),
+            vectorsParam(store, itemVectors),
           ],
         ),
       ));

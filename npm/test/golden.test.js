@@ -79,17 +79,28 @@ test('fusion: fuse gives the golden order, scores and ranks', { skip: !present('
   }
 });
 
-test('vectors: PGlite stores what the core wrote, bit for bit (pgvector text in hexadecimal floats)', async () => {
+test('vectors: PGlite stores what the core wrote, bit for bit (pgvector\'s binary form, as store/vectors.js sends it)', async () => {
   const { openPglite } = await import('../src/db-pglite.js');
-  const { vectorArrayLiteral } = await import('../src/core.js');
+  const { vectorArrayBinary, vectorBinary } = await import('../src/core.js');
   const db = await openPglite(undefined);
   try {
     await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
+    const { rows: t } = await db.query(`SELECT 'vector'::regtype::oid AS v, 'vector[]'::regtype::oid AS a`);
+    db.useVectorTypes({ vector: Number(t[0].v), array: Number(t[0].a) });
     const edge = [0.1, -0.25, 1, 0, -0, 1e-10, 3.4e38, 1.1754943508222875e-38, 1.401298464324817e-45, 1.1754942106924411e-38, -0.5773502691896257];
     const cases = [Float32Array.from(edge), ...staticCases(), ...load('embeddings.json').slice(0, 5).map((c) => Float32Array.from(c.vector))];
-    const { rows } = await db.query('SELECT v::real[] AS v FROM unnest($1::vector[]) WITH ORDINALITY u(v, i) ORDER BY i', [vectorArrayLiteral(cases)]);
-    assert.equal(rows.length, cases.length);
-    for (const [i, c] of cases.entries()) assert.deepEqual(bits(rows[i].v), bits(c), `vector ${i}`);
+    const withNull = [cases[0], null, ...cases.slice(1)];
+    const { rows } = await db.query('SELECT v::real[] AS v FROM unnest($1::vector[]) WITH ORDINALITY u(v, i) ORDER BY i', [vectorArrayBinary(withNull, Number(t[0].v))]);
+    assert.equal(rows.length, withNull.length);
+    for (const [i, c] of withNull.entries()) assert.deepEqual(rows[i].v === null ? null : bits(rows[i].v), c === null ? null : bits(c), `vector ${i}`);
+    for (const c of cases.slice(0, 3)) {
+      const { rows: one } = await db.query('SELECT $1::vector::real[] AS v', [vectorBinary(c)]);
+      assert.deepEqual(bits(one[0].v), bits(c));
+    }
+    const { rows: none } = await db.query('SELECT cardinality($1::vector[]) AS n', [vectorArrayBinary([], Number(t[0].v))]);
+    assert.equal(none[0].n, 0);
+    // pgvector's checks hold for bytes as for text: its own message, nothing stored.
+    await assert.rejects(db.query('SELECT $1::vector', [vectorBinary([1, Number.NaN])]), /NaN not allowed in vector/);
   } finally {
     await db.close();
   }

@@ -226,3 +226,51 @@ test('the next write on a server store builds an HNSW index a killed first load 
     await admin.end();
   }
 });
+
+/**
+ * Every vector the store writes travels as bytes (store/vectors.js: pgvector's binary form,
+ * vector_recv on the server) and is stored as the embedder's exact bits: chunks (ingest),
+ * memories (remember, rememberMany), entities (index, including a batch that mixes new entities
+ * with found ones, whose vectors go as NULL) and a recall's query. Both drivers.
+ */
+async function vectorsAreTheEmbeddersBits(store) {
+  const { entityEmbeddingText } = await import('../src/store/entities.js');
+  await store.ingest([
+    { source: 'a.md', text: '# Pools\n\nSet `max_connections` in postgresql.conf; PgBouncer pools them.\n\n## Vacuum\n\nautovacuum_naptime controls how often VACUUM runs.' },
+    { source: 'b.md', text: '# Node\n\nERR_REQUIRE_ESM means require() of an ES module; use import() instead.' },
+  ]);
+  await store.remember('deploys freeze on Fridays', { key: 'deploy' });
+  await store.rememberMany([{ key: 'deploy', text: 'deploys freeze on Thursdays' }, { text: 'PgBouncer runs on port 6432' }]);
+  await store.index();
+  await store.ingest([{ source: 'c.md', text: '# More\n\nPgBouncer and max_connections again, with ERR_REQUIRE_ESM.' }]);
+  await store.index(); // entities found (NULL vectors in the batch) beside new ones
+  const bits = (v) => Array.from(new Uint32Array(Float32Array.from(v).buffer));
+  const { rows: items } = await store.db.query('SELECT content, embedding::real[] AS v FROM memloom_items WHERE namespace = $1 ORDER BY id', [store.namespace]);
+  assert.ok(items.length >= 6, `${items.length} items`);
+  const want = await store.embedder.embed(items.map((r) => r.content));
+  for (const [i, r] of items.entries()) assert.deepEqual(bits(r.v), bits(want[i]), `item ${i}: ${r.content.slice(0, 30)}`);
+  const { rows: ents } = await store.db.query('SELECT name, kind, embedding::real[] AS v FROM memloom_entities WHERE namespace = $1 ORDER BY id', [store.namespace]);
+  assert.ok(ents.length > 0);
+  const wantE = await store.embedder.embed(ents.map((e) => entityEmbeddingText(e.name, e.kind, store.embedder)));
+  for (const [i, e] of ents.entries()) assert.deepEqual(bits(e.v), bits(wantE[i]), `entity ${e.name}`);
+  const r = await store.recall('ERR_REQUIRE_ESM', { limit: 3 });
+  assert.match(r.results[0].content, /ERR_REQUIRE_ESM/);
+}
+
+test('vectors travel as bytes and are stored bit for bit (embedded)', async () => {
+  const store = await openStore({});
+  try {
+    await vectorsAreTheEmbeddersBits(store);
+  } finally {
+    await store.close();
+  }
+});
+
+test('vectors travel as bytes and are stored bit for bit (server)', { skip }, async () => {
+  const store = await openStore({ url, namespace: `${ns}-bits` });
+  try {
+    await vectorsAreTheEmbeddersBits(store);
+  } finally {
+    await store.close();
+  }
+});

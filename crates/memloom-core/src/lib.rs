@@ -11,7 +11,10 @@
 //! - [`instant`]: the ISO 8601 instants a recall (`asOf`, `since`, `until`) and a memory
 //!   (`at`) take, in UTC milliseconds;
 //! - [`recall_text`]: a recall as the text an agent reads (citations), and remember's answer;
-//! - [`vector_text`]: pgvector's text form of a vector, as every front door writes it into SQL.
+//! - [`vector_text`]: pgvector's text form of a vector, as the front doors that bind text write
+//!   it into SQL (the edge worker, memloom-sql);
+//! - [`vector_binary`]: vectors in PostgreSQL's binary parameter form, as the npm package sends
+//!   them.
 
 pub mod chunk;
 pub mod embed;
@@ -20,6 +23,7 @@ mod error;
 pub mod fuse;
 pub mod instant;
 pub mod recall_text;
+pub mod vector_binary;
 pub mod vector_text;
 
 pub use chunk::{chunk_document, chunk_markdown, chunk_plain_text, Chunk, ChunkOptions};

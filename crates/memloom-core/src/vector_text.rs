@@ -1,4 +1,6 @@
-//! pgvector's text form of a vector, `[x,y,...]`, as every front door writes it into SQL.
+//! pgvector's text form of a vector, `[x,y,...]`, as the front doors whose driver binds text
+//! write it into SQL (the edge worker, memloom-sql; the npm package sends bytes:
+//! [`crate::vector_binary`]).
 //!
 //! Each component is a C99 hexadecimal float (`0x1.8p-3`, what `printf("%a")` writes): the
 //! `f32`'s bits spelled out, so the stored vector is bit-identical to the embedder's by

@@ -8,7 +8,6 @@
 use std::sync::OnceLock;
 
 use memloom_core as core;
-use memloom_core::vector_text::write_vector;
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
@@ -474,45 +473,34 @@ pub fn max_mentions() -> usize {
     core::entity::MAX_MENTIONS
 }
 
-/// One vector in pgvector's text form (memloom-core's `vector_text`: hexadecimal floats,
-/// `[0x1.99999ap-4,-0x1p-2]`), for a `vector` parameter (a recall's query, one remember).
-#[wasm_bindgen(js_name = vectorLiteral)]
-pub fn vector_literal(vector: &[f32]) -> String {
-    let mut out = String::with_capacity(vector.len() * 12 + 2);
-    write_vector(&mut out, vector);
-    out
+/// One vector in pgvector's binary form (memloom-core's `vector_binary`), for a `vector`
+/// parameter sent as bytes (a recall's query).
+#[wasm_bindgen(js_name = vectorBinary)]
+pub fn vector_binary(vector: &[f32]) -> Result<Vec<u8>, JsError> {
+    core::vector_binary::vector_binary(vector).map_err(|e| JsError::new(&e.to_string()))
 }
 
-/// Many vectors as one PostgreSQL array literal of pgvector's text form, for a `vector[]`
-/// parameter: `{"[0x1p-1,-0x1p-2]","[0x1p0,0]",NULL}`; `null` or `undefined` entries become SQL
-/// NULL. Each component is memloom-core's `vector_text` hexadecimal float, so the stored vector is
-/// bit-identical to the input and PGlite parses it without its slow decimal path.
-#[wasm_bindgen(js_name = vectorArrayLiteral)]
-pub fn vector_array_literal(vectors: Vec<JsValue>) -> Result<String, JsError> {
+/// Many vectors as one `vector[]` in PostgreSQL's binary array form (memloom-core's
+/// `vector_array_binary`), for a parameter sent as bytes; `null` or `undefined` entries become
+/// SQL NULL. `elementOid` is the receiving database's OID of the `vector` type.
+#[wasm_bindgen(js_name = vectorArrayBinary)]
+pub fn vector_array_binary(vectors: Vec<JsValue>, element_oid: u32) -> Result<Vec<u8>, JsError> {
     use wasm_bindgen::JsCast;
-    let mut out = String::with_capacity(vectors.len() * 2048 + 2);
-    out.push('{');
-    let mut buf = Vec::new();
+    let mut owned: Vec<Option<Vec<f32>>> = Vec::with_capacity(vectors.len());
     for (i, v) in vectors.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
         if v.is_null() || v.is_undefined() {
-            out.push_str("NULL");
+            owned.push(None);
             continue;
         }
         let Some(a) = v.dyn_ref::<js_sys::Float32Array>() else {
             return Err(JsError::new(&format!(
-                "vectorArrayLiteral: vector {} is not a Float32Array or null",
+                "vectorArrayBinary: vector {} is not a Float32Array or null",
                 i + 1
             )));
         };
-        buf.resize(a.length() as usize, 0.0);
-        a.copy_to(&mut buf);
-        out.push('"');
-        write_vector(&mut out, &buf);
-        out.push('"');
+        owned.push(Some(a.to_vec()));
     }
-    out.push('}');
-    Ok(out)
+    let refs: Vec<Option<&[f32]>> = owned.iter().map(Option::as_deref).collect();
+    core::vector_binary::vector_array_binary(&refs, element_oid)
+        .map_err(|e| JsError::new(&e.to_string()))
 }

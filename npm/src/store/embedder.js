@@ -1,6 +1,7 @@
 // The store's embedder: the one it was built with (memloom_meta), the static table on a server,
-// and the vectors of texts as pgvector literals.
-import { ensureReady, vectorLiteral } from '../core.js';
+// and the vectors of texts as `vector` parameters (store/vectors.js).
+import { ensureReady } from '../core.js';
+import { vectorParam } from './vectors.js';
 import { MemloomError } from '../errors.js';
 import { HNSW_MAX_DIMS } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -62,10 +63,10 @@ export async function initEmbedder(store) {
   );
 }
 
-/** The texts' vectors as pgvector literals (the core's text form). @param {Store} store @param {string[]} texts */
+/** The texts' vectors as `vector` parameters (store/vectors.js). @param {Store} store @param {string[]} texts */
 export async function embedTexts(store, texts) {
   const vectors = await store.embedder.embed(texts);
   // A browser store with an API embedder may not have loaded the core yet.
   await ensureReady();
-  return vectors.map(vectorLiteral);
+  return vectors.map(vectorParam);
 }

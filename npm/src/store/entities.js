@@ -1,6 +1,7 @@
 // Entity indexing for the entity arm: extract, embed new entities, write mentions in batches
 // (memloom_index_batch), prune what nothing mentions.
-import { entityKinds, vectorArrayLiteral } from '../core.js';
+import { entityKinds } from '../core.js';
+import { vectorsParam } from './vectors.js';
 import { offlineExtractor } from '../extractors.js';
 import { activeItems, analyzeIfGrown, refreshStats, withVectorIndexDeferred } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -79,7 +80,7 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
           rows.map((r) => r.content_hash),
           all.map((e) => e.name),
           all.map((e) => e.kind),
-          vectorArrayLiteral([...names.keys()].map((key) => vectorOf.get(key) ?? null)),
+          vectorsParam(store, [...names.keys()].map((key) => vectorOf.get(key) ?? null)),
           edgeList.map((x) => x.item),
           edgeList.map((x) => position.get(x.key)),
           edgeList.map((x) => x.strength),

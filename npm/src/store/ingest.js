@@ -1,5 +1,6 @@
 // Ingest: files and documents chunked, embedded and written in batches (memloom_replace_chunks).
-import { chunk, vectorArrayLiteral } from '../core.js';
+import { chunk } from '../core.js';
+import { vectorsParam } from './vectors.js';
 import { loadBlob } from '../decode.js';
 import { MemloomError } from '../errors.js';
 import { checkNoNul, positive } from './input.js';
@@ -102,7 +103,7 @@ async function ingestInputs(store, inputs, options) {
             writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
             chunks.map((c) => c.breadcrumb),
             chunks.map((c) => c.content),
-            vectorArrayLiteral(vectors),
+            vectorsParam(store, vectors),
             isBulk,
           ]),
         );

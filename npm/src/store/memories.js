@@ -1,6 +1,7 @@
 // Memories: remember (a new version supersedes the active one), bulk import, forget, history.
 // Each is one SQL function call per batch (sql/memloom/09_memories.sql, 14_reads.sql).
-import { ensureReady, vectorArrayLiteral } from '../core.js';
+import { ensureReady } from '../core.js';
+import { vectorsParam } from './vectors.js';
 import { MemloomError } from '../errors.js';
 import { checkNoNul, hasNul, toInstant } from './input.js';
 import { afterWrite, ANALYZE_CHECK_EVERY } from './maintenance.js';
@@ -34,7 +35,7 @@ export async function rememberMany(store, records) {
   // embedder may not have loaded it.
   await ensureReady();
   const ats = records.map((r, i) => checkMemory(r, `memory ${i + 1}`));
-  const vectors = vectorArrayLiteral(await store.embedder.embed(records.map((r) => r.text)));
+  const vectors = vectorsParam(store, await store.embedder.embed(records.map((r) => r.text)));
   // One memloom_remember_many call: one statement, so the batch is atomic through a PL/Proxy
   // front too, where every routed call commits on its own partition (docs/SCALING.md). A
   // transaction of its own, so a server store runs it again after a deadlock (db-pg.js).
@@ -99,7 +100,7 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
  * @param {Store} store
  */
 export async function importBatch(store, batch) {
-  const vectors = vectorArrayLiteral(await store.embedder.embed(batch.map((r) => r.text)));
+  const vectors = vectorsParam(store, await store.embedder.embed(batch.map((r) => r.text)));
   // A transaction of its own, so a server store runs it again after a deadlock (db-pg.js).
   const { rows } = await store.db.transaction((tx) =>
     tx.query(

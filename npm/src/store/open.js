@@ -5,6 +5,7 @@ import { MemloomError } from '../errors.js';
 import { initEmbedder } from './embedder.js';
 import { migrate } from './migrate.js';
 import { Store } from './store.js';
+import { learnVectorTypes } from './vectors.js';
 /** @import { OpenStoreOptions } from '../types.js' */
 
 /** Default namespace of a store opened without one. */
@@ -47,6 +48,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   const store = new Store(db, { namespace, embedder, files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
     await migrate(store, { create: options.create !== false });
+    await learnVectorTypes(store);
     await initEmbedder(store);
     // Tenant isolation (sql/memloom/10_security.sql): under a role bound by
     // row-level security this session sees and writes only this namespace's rows, whatever a

@@ -34,6 +34,8 @@ export class Store {
     this.location = location;
     /** Internal. @type {boolean} */
     this._vectorIndex = false; // once built, the HNSW index stays: no catalog query per write
+    /** Internal: the database's OIDs of vector and vector[] (store/vectors.js). @type {{vector: number, array: number} | null} */
+    this._vectorTypes = null;
     /** Internal. @type {number} */
     this._smallWrites = 0;
   }
@@ -73,7 +75,7 @@ export class Store {
     return loadStaticTable(this, options);
   }
 
-  /** The texts' vectors as pgvector literals (store/embedder.js). Bench scripts and the template build call it. @private */
+  /** The texts' vectors as `vector` parameters (bytes: store/vectors.js). Bench scripts and tests call it. @private */
   _embed(texts) {
     return embedTexts(this, texts);
   }
