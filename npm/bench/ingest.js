@@ -4,6 +4,8 @@
 //
 //   node npm/bench/ingest.js [--baseline DIR] [--url URL] [--corpus DIR] [--small N] [--rounds R] [--probe]
 //
+// The embedder is MEMLOOM_EMBEDDER's (hash-v1 when unset), the same for every package.
+//
 // scripts/bench-ingest.sh (`make bench-ingest`) prepares the baseline package from git and a
 // throwaway server and runs this. Corpora: the Node docs (../shared/eval/nodejs-docs/corpus;
 // said plainly when absent) and N small files generated here in a temporary directory (never
@@ -102,7 +104,7 @@ let dbSeq = 0;
 async function freshStore(api, backend) {
   if (backend === 'embedded') {
     const dir = mkdtempSync(join(work, 'store-'));
-    const store = await api.openStore({ dir });
+    const store = await api.openStore({ dir, embedder: api.embedderFromEnv() });
     return { store, drop: async () => rmSync(dir, { recursive: true, force: true }) };
   }
   const name = `memloom_bench_ingest_${process.pid}_${dbSeq++}`;
@@ -112,7 +114,7 @@ async function freshStore(api, backend) {
   await admin.end();
   const u = new URL(opt.url);
   u.pathname = `/${name}`;
-  const store = await api.openStore({ url: u.toString() });
+  const store = await api.openStore({ url: u.toString(), embedder: api.embedderFromEnv() });
   return {
     store,
     drop: async () => {

@@ -41,8 +41,10 @@ if (!existsSync(join(opt.set, 'corpus')) || !existsSync(join(opt.set, 'queries.j
   console.log(`recall bench: skipped, no Node docs set at ${opt.set} (needs corpus/ and queries.jsonl; the lead's ../shared/eval)`);
   process.exit(0);
 }
-const { openStore } = await import(pathToFileURL(join(opt.pkg, 'src/entry-node.js')).href);
-const baseline = opt.baseline ? (await import(pathToFileURL(join(opt.baseline, 'src/entry-node.js')).href)).openStore : null;
+// Each package opens its stores with the embedder MEMLOOM_EMBEDDER names (hash-v1 when unset).
+const withEmbedder = (api) => (options) => api.openStore({ ...options, embedder: api.embedderFromEnv() });
+const openStore = withEmbedder(await import(pathToFileURL(join(opt.pkg, 'src/entry-node.js')).href));
+const baseline = opt.baseline ? withEmbedder(await import(pathToFileURL(join(opt.baseline, 'src/entry-node.js')).href)) : null;
 const { create, insertMultiple, search } = await import('@orama/orama');
 const { default: MiniSearch } = await import('minisearch');
 
@@ -180,7 +182,7 @@ async function breakdown(store) {
     ctx.set(q, { v, vids, kids, eids });
   }
   const parts = {
-    'embed query (hash-v1, wasm)': async (q) => store._embed([q]),
+    [`embed query (${store.embedder.id}, wasm)`]: async (q) => store._embed([q]),
     'a trivial query (SELECT 1 round trip)': async () => store.db.query('SELECT 1'),
     'memloom_fuse, no arm (the call and its checks)': async (q) => store.db.query(`SELECT * FROM memloom_fuse($1, $2::vector, $3, 10, arms => '{}'::text[])`, [q, ctx.get(q).v, ns]),
     'memloom_vector_arm alone': async (q) => store.db.query('SELECT count(*) FROM memloom_vector_arm($1::vector, $2, 10, NULL)', [ctx.get(q).v, ns]),
