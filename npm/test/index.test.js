@@ -228,6 +228,25 @@ test('entity arm without the HNSW index: the same items as the full scan of ever
   }
 });
 
+test('ANALYZE gathers nothing on the non-zero-dimension index, also after memloom_init_store re-typed its column', async () => {
+  // sql/0026: gathering statistics on memloom_entities_support's expression evaluated
+  // memloom_vector_support for every sampled entity (most of ANALYZE memloom_entities). The
+  // entity arm's rows are the full scan's either way (the test above); its plan on the Node docs
+  // stays a bitmap scan of the index (docs/BENCHMARKS.md, "ANALYZE of the entities").
+  const store = await openStore({});
+  try {
+    await store.ingest(fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url)));
+    await store.index(); // a bulk run: memloom_refresh_stats ANALYZEs the pool tables
+    await store.db.query('ANALYZE memloom_entities');
+    const { rows: stats } = await store.db.query(`SELECT count(*)::int AS n FROM pg_statistic WHERE starelid = 'memloom_entities_support'::regclass`);
+    assert.equal(stats[0].n, 0);
+    const { rows: analyzed } = await store.db.query(`SELECT count(*)::int AS n FROM pg_statistic WHERE starelid = 'memloom_entities'::regclass`);
+    assert.ok(analyzed[0].n > 0, 'the table itself is analyzed');
+  } finally {
+    await store.close();
+  }
+});
+
 test('a dense store (static-v2) has no non-zero-dimension index: its entity arm scans exactly, a hash-v1 store keeps it', async () => {
   // sql/0022: static and API vectors are dense, so every entity shares a dimension with every
   // query and the index (0019) would select them all; memloom_init_store drops it for them.

@@ -20,7 +20,7 @@ CREATE TABLE memloom_meta (
     schema_version   integer NOT NULL,
     CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (schema_version) VALUES (25);
+INSERT INTO memloom_meta (schema_version) VALUES (26);
 
 -- Store initialisation: the embedder and its dimensions -------------------------------------
 -- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one
@@ -166,8 +166,14 @@ BEGIN
     -- all), so every entity shares a dimension with every query: the index would select them
     -- all, and keeping it doubled the entity index time (sql/0022). Without it the entity arm
     -- scans exactly, with the same results.
-    IF memloom_init_store.embedder_name <> 'hash' AND to_regclass('memloom_entities_support') IS NOT NULL THEN
-        DROP INDEX memloom_entities_support;
+    IF to_regclass('memloom_entities_support') IS NOT NULL THEN
+        IF memloom_init_store.embedder_name <> 'hash' THEN
+            DROP INDEX memloom_entities_support;
+        ELSE
+            -- Re-typing the column above rebuilt the index from its definition, without its
+            -- statistics target: none again (07_entity_arm.sql, sql/0026).
+            ALTER INDEX memloom_entities_support ALTER COLUMN 1 SET STATISTICS 0;
+        END IF;
     END IF;
     IF vector_index THEN
         PERFORM memloom_ensure_vector_index();
@@ -175,7 +181,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
-'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), drops the entities'' non-zero-dimension index memloom_entities_support for any embedder but hash (dense vectors: it would select every entity), and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), drops the entities'' non-zero-dimension index memloom_entities_support for any embedder but hash (dense vectors: it would select every entity) and keeps it without planner statistics for hash, and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
 
 -- Embedder checks ----------------------------------------------------------------------------
 CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void

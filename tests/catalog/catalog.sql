@@ -68,8 +68,12 @@ SELECT section, object, detail FROM (
                      'comment ' || coalesce(pg_catalog.obj_description(con.oid, 'pg_constraint'), '(none)'))
     FROM rel JOIN pg_catalog.pg_constraint con ON con.conrelid = rel.oid
     UNION ALL
-    -- Indexes, as CREATE INDEX statements.
-    SELECT 'index', rel.relname, pg_catalog.pg_get_indexdef(rel.oid)
+    -- Indexes, as CREATE INDEX statements, with their columns' statistics targets (which the
+    -- statement does not say: ALTER INDEX ... SET STATISTICS).
+    SELECT 'index', rel.relname,
+           pg_catalog.pg_get_indexdef(rel.oid) || ' | statistics '
+             || (SELECT string_agg(coalesce(nullif(a.attstattarget::text, '-1'), 'default'), ',' ORDER BY a.attnum)
+                 FROM pg_catalog.pg_attribute a WHERE a.attrelid = rel.oid AND a.attnum > 0)
     FROM rel WHERE rel.relkind = 'i'
     UNION ALL
     -- Sequences (the identity columns').
