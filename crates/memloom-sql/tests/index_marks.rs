@@ -144,3 +144,57 @@ async fn a_content_change_and_an_index_batch_on_one_item_never_leave_a_stale_mar
     assert_eq!(left, 0);
     db.drop_db().await;
 }
+
+/// sql/0027: an index run's batch (`memloom_unindexed` after the previous batch's last id)
+/// reads only the marks above that id. Without the restated bound the anti-join merged from
+/// the first mark on every call, whatever the plan (merge, hash or nested loop): every batch
+/// read the marks of all the batches before it.
+#[tokio::test]
+async fn a_batch_of_unindexed_items_reads_only_the_marks_after_its_start() {
+    let Some(db) = TestDb::new("index_marks_seek").await else {
+        return;
+    };
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        ids.push(
+            db.chunk(NS, &format!("f{i}.md"), &format!("text number {i}"))
+                .await,
+        );
+    }
+    // The first 30 indexed, as a run halfway through would have left them.
+    db.client
+        .execute(
+            "INSERT INTO memloom_indexed (item_id, namespace) SELECT unnest($1::bigint[]), $2",
+            &[&ids[..30].to_vec(), &NS],
+        )
+        .await
+        .unwrap();
+    let after = ids[29];
+    let got: Vec<i64> = db
+        .client
+        .query(
+            "SELECT id FROM memloom_unindexed($1, $2, 100)",
+            &[&NS, &after],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(got, ids[30..].to_vec());
+    let plan: String = db
+        .client
+        .query(
+            "EXPLAIN (COSTS OFF) SELECT * FROM memloom_unindexed($1, $2, 100)",
+            &[&NS, &after],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get::<_, String>(0) + "\n")
+        .collect();
+    assert!(
+        plan.contains("memloom_indexed") && plan.contains("item_id > "),
+        "the marks are read from after_id on:\n{plan}"
+    );
+}
