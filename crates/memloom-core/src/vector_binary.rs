@@ -38,14 +38,17 @@ impl std::error::Error for TooManyDims {}
 
 /// One vector in pgvector's binary form, for a `vector` parameter.
 pub fn vector_binary(v: &[f32]) -> Result<Vec<u8>, TooManyDims> {
+    check_dims(v, 1)?;
     let mut out = Vec::with_capacity(4 + 4 * v.len());
-    write_vector(&mut out, v, 1)?;
+    write_vector(&mut out, v);
     Ok(out)
 }
 
 /// Vectors (`None`: SQL NULL) as a one-dimensional `vector[]` in PostgreSQL's binary array form.
 /// `element_oid` is the OID of the `vector` type in the database that receives it (an
-/// extension's type has no fixed OID); the server refuses an array whose element type differs.
+/// extension's type has no fixed OID), written where `array_send` writes it. The server reads
+/// the elements with the parameter's declared type (`$n::vector[]`) either way: neither
+/// PostgreSQL 15 nor PGlite's refused another OID when tried.
 pub fn vector_array_binary(
     vectors: &[Option<&[f32]>],
     element_oid: u32,
@@ -71,7 +74,7 @@ pub fn vector_array_binary(
             Some(v) => {
                 check_dims(v, i + 1)?;
                 out.extend_from_slice(&((4 + 4 * v.len()) as i32).to_be_bytes());
-                write_vector(&mut out, v, i + 1)?;
+                write_vector(&mut out, v);
             }
         }
     }
@@ -88,8 +91,8 @@ fn check_dims(v: &[f32], position: usize) -> Result<(), TooManyDims> {
     Ok(())
 }
 
-fn write_vector(out: &mut Vec<u8>, v: &[f32], position: usize) -> Result<(), TooManyDims> {
-    check_dims(v, position)?;
+/// `v` in pgvector's binary form; its dimensions checked by the caller (`check_dims`).
+fn write_vector(out: &mut Vec<u8>, v: &[f32]) {
     out.extend_from_slice(&(v.len() as i16).to_be_bytes());
     out.extend_from_slice(&0i16.to_be_bytes());
     for x in v {
@@ -97,7 +100,6 @@ fn write_vector(out: &mut Vec<u8>, v: &[f32], position: usize) -> Result<(), Too
         // own message, as vector_in does for the text form.
         out.extend_from_slice(&x.to_bits().to_be_bytes());
     }
-    Ok(())
 }
 
 #[cfg(test)]
