@@ -57,6 +57,9 @@ COMMENT ON COLUMN memloom_items.heading_tsv IS
 -- be) and moves the embedding or the content out instead, which are read only for the rows the
 -- HNSW scan and memloom_fuse return.
 ALTER TABLE memloom_items ALTER COLUMN tsv SET STORAGE MAIN;
+-- heading_tsv too (sql/0028): about 60 bytes, yet the first value the toaster moved out of line
+-- in most chunk rows, so every keyword candidate cost a TOAST lookup for its heading.
+ALTER TABLE memloom_items ALTER COLUMN heading_tsv SET STORAGE MAIN;
 -- The embedding stays in the row too (memloom_vector_storage: MAIN until memloom_init_store
 -- knows the dimensions, then PLAIN up to 1024), so an exact vector scan reads no TOAST.
 ALTER TABLE memloom_items ALTER COLUMN embedding SET STORAGE MAIN;

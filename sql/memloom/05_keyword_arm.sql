@@ -38,17 +38,27 @@ $$;
 COMMENT ON FUNCTION memloom_tsquery_any(text[], text) IS
 'a tsquery of the given lexemes taken verbatim (no parsing or stemming), joined by op (| or &); null for none';
 
-CREATE FUNCTION memloom_term_freq(tsv tsvector, term tsquery) RETURNS double precision
+CREATE FUNCTION memloom_tf_from_rank(r double precision) RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    -- For a one-lexeme query, ts_rank (weights D = 0.1, normalization 0) is
+    -- For a one-lexeme query, r = ts_rank(tsv, term, 0) (weights D = 0.1, normalization 0) is
     -- 0.1 * H(tf) / zeta(2), where H(tf) = sum_{j=1..tf} 1/j^2; since zeta(2) - H(tf) is close
     -- to 1 / (tf + 1/2), tf = 1 / (zeta(2) - H) - 1/2 recovers the count (tests/sql pins it).
     -- A lexeme without positions (an exact identifier) counts once; a tsvector keeps at most
     -- 255 positions per lexeme, so counts saturate there (BM25 saturates long before).
     -- One expression, no FROM: the planner inlines it into the keyword arm's query (a SQL
-    -- function with a sub-select runs as a separate call per row and term, 10x slower).
-    SELECT CASE WHEN ts_rank(tsv, term, 0) <= 0 THEN 0::double precision
-                ELSE greatest(1, round(1 / (1.6449340668482264 - ts_rank(tsv, term, 0)::double precision / 0.060792710185402663) - 0.5)) END
+    -- function with a sub-select runs as a separate call per row and term, 10x slower). It
+    -- takes the rank, not the tsvector, so that the keyword arm can compute ts_rank once per
+    -- (candidate, term) and pass a column: inlined, r appears twice, and an expression in its
+    -- place runs twice (memloom_term_freq did, sql/0028).
+    SELECT CASE WHEN r <= 0 THEN 0::double precision
+                ELSE greatest(1, round(1 / (1.6449340668482264 - r / 0.060792710185402663) - 0.5)) END
+$$;
+COMMENT ON FUNCTION memloom_tf_from_rank(double precision) IS
+'the term frequency a one-lexeme ts_rank(tsv, term, 0) stands for (0 for a rank of 0)';
+
+CREATE FUNCTION memloom_term_freq(tsv tsvector, term tsquery) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT memloom_tf_from_rank(ts_rank(tsv, term, 0))
 $$;
 COMMENT ON FUNCTION memloom_term_freq(tsvector, tsquery) IS
 'how often the single lexeme of term occurs in tsv (0 when absent), recovered from ts_rank';
@@ -133,19 +143,19 @@ BEGIN
                    / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
                    AS score
         FROM (
-            -- Each candidate once (by id: comparing whole tsvectors is slow), its tsv and heading_tsv
-            -- detoasted once (|| copies them) instead of once per term (heading_tsv is out of line
-            -- in most chunk rows: 2,214 TOAST buffer reads for 543 candidates x 3 terms on the
-            -- Node docs, sql/0019); tf computed once per term (OFFSET 0).
+            -- Each candidate once (by id: comparing whole tsvectors is slow). tsv is read in
+            -- place (storage MAIN: in the row, sql/0006); heading_tsv is copied once (||)
+            -- because rows written before sql/0028 keep it out of line, where each term would
+            -- fetch it from TOAST again (sql/0019); tf computed once per term (OFFSET 0).
             SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
             FROM (
-                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
                  WHERE m.tsv @@ tier AND m.namespace = ns
                    AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                    AND (kinds IS NULL OR m.kind = ANY (kinds))
                  LIMIT CASE WHEN capped[i] THEN scan_cap END)
                 UNION ALL
-                (SELECT m.id, m.tsv || ''::tsvector AS tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
                  WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
                    AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                    AND (kinds IS NULL OR m.kind = ANY (kinds)))
@@ -153,7 +163,10 @@ BEGIN
             ORDER BY u.id
         ) c
         CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
-        CROSS JOIN LATERAL (SELECT memloom_term_freq(c.tsv, t.term)
+        -- ts_rank once per (candidate, term) (OFFSET 0 keeps it a column: memloom_tf_from_rank
+        -- inlined uses its argument twice), then tf once.
+        CROSS JOIN LATERAL (SELECT ts_rank(c.tsv, t.term, 0)::double precision AS r OFFSET 0) rk
+        CROSS JOIN LATERAL (SELECT memloom_tf_from_rank(rk.r)
                                    + CASE WHEN c.htsv @@ t.term THEN heading_w ELSE 0 END AS f OFFSET 0) tf
         WHERE tf.f > 0
         GROUP BY c.id

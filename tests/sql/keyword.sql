@@ -50,6 +50,8 @@ SELECT count(*) FILTER (WHERE memloom_term_freq(to_tsvector('simple', repeat('ap
 FROM generate_series(1, 300) n;
 SELECT memloom_term_freq(array_to_tsvector('{max_connections}'), 'max_connections');
 SELECT memloom_term_freq(to_tsvector('simple', 'pear'), 'apple');
+-- The keyword arm's form of it: the count from a rank computed once (sql/0028).
+SELECT memloom_tf_from_rank(0) AS absent, memloom_tf_from_rank(ts_rank(to_tsvector('simple', 'apple pear apple apple'), 'apple', 0)) AS three;
 
 -- Fusion: ranks are positions, a repeated id keeps its first rank, absent arms add 0.
 SELECT * FROM memloom_rrf('{10,20,10}', '{20}', '{}', 60, 1.0, 2.0, 0.5);

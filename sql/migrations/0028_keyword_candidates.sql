@@ -1,0 +1,166 @@
+-- memloom schema 28: the keyword arm reads each candidate once and ranks each (candidate,
+-- term) once. Measured on the 100k-item bench database (PostgreSQL 15, the keyword arm alone,
+-- 120 queries x 3 passes interleaved against the schema-27 arm on a copy of the same rows,
+-- identical ranked ids 120/120): common-word p50 / p95 7.9 / 11.3 -> 5.6 / 6.9 ms, identifiers
+-- 1.9 / 7.9 -> 1.5 / 4.6 ms, the labelled queries 4.5 / 10.2 -> 3.0 / 8.5 ms
+-- (docs/BENCHMARKS.md "Keyword candidates, schema 28").
+--
+-- * heading_tsv has storage MAIN, like tsv (sql/0006): at about 60 bytes it was still the
+--   value the toaster moved out of line first in most chunk rows (a 256-d vector, a tsv and the
+--   content pass the 2 kB threshold), so every keyword candidate cost a TOAST index lookup and
+--   a TOAST page: 3,367 buffer reads for the first 1,000 candidates of 'default | valu' (the
+--   capped tier of 'the default value is'), 1,087 with the heading in the row. Rows written before this migration keep their
+--   heading out of line until rewritten (VACUUM FULL memloom_items); the arm still copies the
+--   heading once per candidate, so those rows cost what they did.
+-- * tsv is read in place, not copied (|| ''::tsvector): in the row it costs nothing to read
+--   again, and the copy did.
+-- * memloom_tf_from_rank: the term frequency from one ts_rank. memloom_term_freq(tsv, term),
+--   inlined, evaluated ts_rank twice per (candidate, term) (the CASE condition and the
+--   expression); the arm now computes the rank once and passes it as a column.
+-- The same scores, bit for bit: the same ranked results.
+
+ALTER TABLE memloom_items ALTER COLUMN heading_tsv SET STORAGE MAIN;
+
+CREATE FUNCTION memloom_tf_from_rank(r double precision) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- For a one-lexeme query, r = ts_rank(tsv, term, 0) (weights D = 0.1, normalization 0) is
+    -- 0.1 * H(tf) / zeta(2), where H(tf) = sum_{j=1..tf} 1/j^2; since zeta(2) - H(tf) is close
+    -- to 1 / (tf + 1/2), tf = 1 / (zeta(2) - H) - 1/2 recovers the count (tests/sql pins it).
+    -- A lexeme without positions (an exact identifier) counts once; a tsvector keeps at most
+    -- 255 positions per lexeme, so counts saturate there (BM25 saturates long before).
+    -- One expression, no FROM: the planner inlines it into the keyword arm's query (a SQL
+    -- function with a sub-select runs as a separate call per row and term, 10x slower). It
+    -- takes the rank, not the tsvector, so that the keyword arm can compute ts_rank once per
+    -- (candidate, term) and pass a column: inlined, r appears twice, and an expression in its
+    -- place runs twice (memloom_term_freq did, sql/0028).
+    SELECT CASE WHEN r <= 0 THEN 0::double precision
+                ELSE greatest(1, round(1 / (1.6449340668482264 - r / 0.060792710185402663) - 0.5)) END
+$$;
+COMMENT ON FUNCTION memloom_tf_from_rank(double precision) IS
+'the term frequency a one-lexeme ts_rank(tsv, term, 0) stands for (0 for a rank of 0)';
+
+CREATE OR REPLACE FUNCTION memloom_term_freq(tsv tsvector, term tsquery) RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT memloom_tf_from_rank(ts_rank(tsv, term, 0))
+$$;
+COMMENT ON FUNCTION memloom_term_freq(tsvector, tsquery) IS
+'how often the single lexeme of term occurs in tsv (0 when absent), recovered from ts_rank';
+
+CREATE OR REPLACE FUNCTION memloom_keyword_arm(
+    query_text text,
+    ns         text,
+    lim        integer,
+    kinds      text[],
+    scan_cap   integer,
+    boost_ids  bigint[] DEFAULT NULL,
+    as_of      timestamptz DEFAULT NULL,
+    since      timestamptz DEFAULT NULL,
+    until      timestamptz DEFAULT NULL
+) RETURNS TABLE (id bigint, score double precision)
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = 'force_custom_plan'
+SET synchronize_seqscans = off
+SET max_parallel_workers_per_gather = 0
+AS $$
+#variable_conflict use_column
+DECLARE
+    bm25_k1  CONSTANT double precision := 1.2;
+    bm25_b   CONSTANT double precision := 0.75;
+    -- BM25F: a query term in the item's heading counts as this many more occurrences before
+    -- saturation (docs/EVAL.md, "Fusion").
+    heading_w CONSTANT double precision := 2.0;
+    n_docs   double precision;
+    avg_len  double precision;
+    lexemes  text[];
+    idfs     double precision[];
+    terms    tsquery[];
+    exact    text[];
+    rare     text[];
+    exact_df double precision;
+    tier     tsquery;
+    tiers    tsquery[] := '{}';
+    capped   boolean[] := '{}';
+    i        integer;
+BEGIN
+    IF lim <= 0 THEN RETURN; END IF;
+    SELECT s.doc_count, s.avg_doc_len INTO n_docs, avg_len
+    FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    n_docs := coalesce(n_docs, 0);
+    -- BM25 idf from the namespace's document frequencies (stale stats degrade gracefully).
+    SELECT array_agg(q.lexeme ORDER BY df, q.lexeme),
+           array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),
+           array_agg(memloom_tsquery_any(ARRAY[q.lexeme]) ORDER BY df, q.lexeme),
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE q.exact),
+           array_agg(q.lexeme ORDER BY df, q.lexeme) FILTER (WHERE NOT q.exact AND q.cum_df <= scan_cap),
+           sum(q.df) FILTER (WHERE q.exact)
+      INTO lexemes, idfs, terms, exact, rare, exact_df
+    FROM (SELECT w.*, sum(CASE WHEN w.exact THEN 0 ELSE w.df END) OVER (ORDER BY w.df, w.lexeme) AS cum_df
+          FROM (SELECT t.lexeme, t.exact, coalesce(st.df, 0) AS df
+                FROM memloom_query_terms(query_text) t
+                LEFT JOIN memloom_term_stats st ON st.namespace = ns AND st.lexeme = t.lexeme
+                ORDER BY coalesce(st.df, 0), t.lexeme
+                LIMIT 32) w) q;
+    IF lexemes IS NULL THEN RETURN; END IF;  -- no terms: abstain
+
+    -- Which documents get scored, most selective first; the first tier that matches wins:
+    -- 1. the exact identifiers of the query (an identifier query matches only its documents),
+    --    capped like tier 3 when they occur in more than scan_cap documents (node.js, fs);
+    -- 2. its rarest words, as many as occur in at most scan_cap documents together (by df), so
+    --    a common word never drags in 100k matches and many rare words not 32 x scan_cap;
+    -- 3. all words together, then any word, each capped at scan_cap scanned rows (plus the
+    --    caller's boost_ids, the vector arm's candidates) to keep p95 bounded.
+    IF exact IS NOT NULL THEN
+        tiers := tiers || memloom_tsquery_any(exact); capped := capped || (exact_df > scan_cap);
+    END IF;
+    IF rare IS NOT NULL THEN tiers := tiers || memloom_tsquery_any(rare); capped := capped || false; END IF;
+    IF cardinality(lexemes) > 1 THEN
+        tiers := tiers || memloom_tsquery_any(lexemes, '&'); capped := capped || true;
+    END IF;
+    tiers := tiers || memloom_tsquery_any(lexemes); capped := capped || true;
+
+    FOR i IN 1 .. cardinality(tiers) LOOP
+        tier := tiers[i];
+        RETURN QUERY
+        SELECT c.id,
+               sum(t.idf * (tf.f * (bm25_k1 + 1))
+                   / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
+                   AS score
+        FROM (
+            -- Each candidate once (by id: comparing whole tsvectors is slow). tsv is read in
+            -- place (storage MAIN: in the row, sql/0006); heading_tsv is copied once (||)
+            -- because rows written before sql/0028 keep it out of line, where each term would
+            -- fetch it from TOAST again (sql/0019); tf computed once per term (OFFSET 0).
+            SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
+            FROM (
+                (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                 WHERE m.tsv @@ tier AND m.namespace = ns
+                   AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                   AND (kinds IS NULL OR m.kind = ANY (kinds))
+                 LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                UNION ALL
+                (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                 WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
+                   AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                   AND (kinds IS NULL OR m.kind = ANY (kinds)))
+            ) u
+            ORDER BY u.id
+        ) c
+        CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
+        -- ts_rank once per (candidate, term) (OFFSET 0 keeps it a column: memloom_tf_from_rank
+        -- inlined uses its argument twice), then tf once.
+        CROSS JOIN LATERAL (SELECT ts_rank(c.tsv, t.term, 0)::double precision AS r OFFSET 0) rk
+        CROSS JOIN LATERAL (SELECT memloom_tf_from_rank(rk.r)
+                                   + CASE WHEN c.htsv @@ t.term THEN heading_w ELSE 0 END AS f OFFSET 0) tf
+        WHERE tf.f > 0
+        GROUP BY c.id
+        ORDER BY score DESC, c.id
+        LIMIT lim;
+        IF FOUND THEN RETURN; END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION memloom_keyword_arm(text, text, integer, text[], integer, bigint[], timestamptz, timestamptz, timestamptz) IS
+'the keyword arm: the items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) matching the query''s terms, best BM25 first (idf from memloom_refresh_stats); scores only the most selective matching tier; no match, no rows. The idf and lengths are the namespace''s current statistics, also for an as_of in the past';
+
+
+UPDATE memloom_meta SET schema_version = greatest(schema_version, 28);
