@@ -14,6 +14,15 @@ import { MemloomError } from './errors.js';
 export const PGLITE_ASSETS = ['pglite.wasm', 'initdb.wasm', 'pglite.data', 'vector.tar.gz'];
 /** How long one asset may take to answer before openStore gives up on it. */
 export const ASSET_TIMEOUT_MS = 10_000;
+/**
+ * The embedded store's shared buffers (PostgreSQL's and PGlite's default is 128MB). In a wasm
+ * process the buffer pool is memory the process keeps once touched, and PGlite touches it as a
+ * store grows: at 64MB a `remember --file` of 100k lines peaked at 471 MB RSS instead of 550,
+ * and recall over the Node docs store (63 MB of relations) read no block more and ran as fast
+ * (docs/BENCHMARKS.md "The embedded store's buffer pool"). A miss costs a read from the store's
+ * files (the OS page cache in Node, memory in a browser), not a disk seek.
+ */
+export const EMBEDDED_SHARED_BUFFERS = '64MB';
 
 /**
  * @param {string | undefined} dir
@@ -22,7 +31,13 @@ export const ASSET_TIMEOUT_MS = 10_000;
  */
 export async function openPglite(dir, options = {}, { assets } = {}) {
   /** @type {any} */
-  let opts = { ...options, extensions: { vector } };
+  // PGlite's own start parameters (it runs single-user PostgreSQL with them), plus the buffer
+  // pool's size; startParams given in options replace both, as they replace PGlite's.
+  let opts = {
+    startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${EMBEDDED_SHARED_BUFFERS}`],
+    ...options,
+    extensions: { vector },
+  };
   if (assets !== undefined) opts = { ...opts, ...(await loadAssets(assets)) };
   else await checkVectorBundle();
   // The file system is made and wrapped before PGlite starts: PGlite's startup already starts

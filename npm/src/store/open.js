@@ -17,7 +17,8 @@ export const DEFAULT_NAMESPACE = 'default';
  * - `{ url }`: a PostgreSQL server with pgvector.
  * Options: `namespace`, `embedder` (default hash-v1), `create` (default true; false refuses a
  * directory that holds no store), `pglite` (extra PGlite options for an embedded store, e.g.
- * `{ relaxedDurability: true }`), `drivers` (supplied by the entry module). Unknown options are
+ * `{ relaxedDurability: true }`; `startParams` replace PGlite's and memloom's shared_buffers,
+ * src/db-pglite.js), `drivers` (supplied by the entry module). Unknown options are
  * an error naming the valid ones.
  * @param {OpenStoreOptions} [options]
  * @param {() => Promise<any>} [drivers] Supplied by the entry module.
