@@ -30,7 +30,7 @@
 --
 -- The nearest entities are found first, in a statement of their own, and when the nearest
 -- fails the gate (so every one does) the arm returns no rows without planning the mentions'
--- statement: most queries name no entity (sql/0029: such a call 0.80 -> 0.48 ms at 100k items
+-- statement: most queries name no entity (sql/0029: such a call 0.71 -> 0.43 ms at 100k items
 -- on a server, 2.44 -> 1.69 ms on the Node docs in PGlite).
 
 CREATE FUNCTION memloom_vector_support(v vector) RETURNS integer[]

@@ -2,9 +2,9 @@
 -- and, when the nearest fails the gate (so does every other), returns no rows without planning
 -- or running the mentions' statement. Most queries name no entity: the arm voted on 59 of the
 -- latency bench's 245 queries at 1M items. Such a call, the arm alone, interleaved against
--- schema 28 on the same database: 0.80 -> 0.48 ms p50 at 100k items on PostgreSQL 15 (HNSW),
+-- schema 28 on the same database: 0.71 -> 0.43 ms p50 at 100k items on PostgreSQL 15 (HNSW),
 -- 2.44 -> 1.69 ms on the Node docs in PGlite (exact search); calls with entity rows unchanged
--- (0.95 / 0.97, 2.80 / 2.62 ms). The HNSW path runs the same nearest-entities statement it
+-- (0.85 -> 0.87, 2.80 -> 2.62 ms). The HNSW path runs the same nearest-entities statement it
 -- ran inside the mentions' statement before, so both paths now share the rest of the arm.
 -- The same rows, bit for bit (docs/BENCHMARKS.md "The entity arm stops at the gate").
 
