@@ -1,6 +1,13 @@
 -- memloom, the current definition, part 6: the vector arm. The nearest active items by
 -- cosine distance, through the HNSW index when the store has one (memloom_ensure_vector_index,
 -- 01_store.sql), exactly otherwise.
+--
+-- The exact search takes the lim nearest by (distance, id): which of several items at one
+-- distance (the same text saved twice, duplicate chunks) make the cut then never depends on
+-- the order the scan meets them in, so a deeper search starts with a shallower one's rows and
+-- memloom_fuse takes its votes and its tail from one call (sql/0030). Before, a top-lim by
+-- distance alone kept the ties met first, and a limit of 21 and one of 50 could end in
+-- different copies.
 
 CREATE FUNCTION memloom_vector_arm(
     q     vector,
@@ -19,10 +26,21 @@ AS $$
 #variable_conflict use_column
 BEGIN
     IF lim <= 0 THEN RETURN; END IF;
-    -- ef_search bounds how many neighbours HNSW returns; the iterative scan keeps going when
-    -- the namespace/time/kind filter removes rows. Both are reset when the function returns.
     -- Planned per call, so with as_of, since and until NULL the time filter folds to
     -- status = 'active' (memloom_visible, 03_pool.sql).
+    IF to_regclass('memloom_items_embedding') IS NULL THEN
+        -- Exact: the lim nearest by (distance, id), ties never by scan order.
+        RETURN QUERY
+        SELECT m.id, m.embedding <=> q AS distance
+        FROM memloom_items m
+        WHERE m.namespace = ns AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+          AND (kinds IS NULL OR m.kind = ANY (kinds))
+        ORDER BY m.embedding <=> q, m.id
+        LIMIT lim;
+        RETURN;
+    END IF;
+    -- ef_search bounds how many neighbours HNSW returns; the iterative scan keeps going when
+    -- the namespace/time/kind filter removes rows. Both are reset when the function returns.
     PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
     RETURN QUERY
     SELECT a.id, a.distance FROM (
@@ -37,5 +55,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_vector_arm(vector, text, integer, text[], timestamptz, timestamptz, timestamptz) IS
-'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index when there is one (exact otherwise)';
+'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index when there is one, else exactly (ties by id)';
 

@@ -94,7 +94,11 @@ DECLARE
     vector_ids  bigint[];
     vector_dist double precision[];
     vector_seen bigint[];
+    vector_all  bigint[];           -- the vector arm's list, lim deep when the search is exact
+    vector_alld double precision[];
     keyword_ids bigint[];
+    keyword_all bigint[];           -- the keyword arm's list, greatest(candidates, lim) deep
+    keyword_sc  double precision[];
     entity_ids  bigint[];
     deep_vector  bigint[];
     deep_keyword bigint[];
@@ -122,21 +126,36 @@ BEGIN
     candidates := coalesce(candidates, memloom_default_candidates(lim));
     -- An arm left out of arms does not run: no votes, and no boost ids for the keyword arm.
     IF arms IS NULL OR 'vector' = ANY (arms) THEN
-        SELECT array_agg(a.id ORDER BY a.distance, a.id), array_agg(a.distance ORDER BY a.distance, a.id)
-          INTO vector_ids, vector_dist
-        FROM memloom_vector_arm(query_embedding, ns, candidates, kinds, as_of, since, until) a;
+        -- Without the HNSW index the search is exact, by (distance, id): a call lim deep (for
+        -- the tail below) starts with the votes' `candidates` rows, so one call serves both
+        -- (sql/0030). HNSW scans in relaxed order, and its votes keep a call of their own.
+        IF lim > candidates AND to_regclass('memloom_items_embedding') IS NULL THEN
+            SELECT array_agg(a.id ORDER BY a.distance, a.id), array_agg(a.distance ORDER BY a.distance, a.id)
+              INTO vector_all, vector_alld
+            FROM memloom_vector_arm(query_embedding, ns, lim, kinds, as_of, since, until) a;
+            vector_ids := vector_all[1:greatest(candidates, 0)];
+            vector_dist := vector_alld[1:greatest(candidates, 0)];
+        ELSE
+            SELECT array_agg(a.id ORDER BY a.distance, a.id), array_agg(a.distance ORDER BY a.distance, a.id)
+              INTO vector_ids, vector_dist
+            FROM memloom_vector_arm(query_embedding, ns, candidates, kinds, as_of, since, until) a;
+        END IF;
         -- The keyword arm still scores every vector candidate (boost ids); only the votes are cut.
         vector_seen := vector_ids;
     END IF;
     IF arms IS NULL OR 'keyword' = ANY (arms) THEN
+        -- Called once, as deep as the votes or the tail below need: the arm ranks a candidate set
+        -- that does not depend on lim, in a total order (score, then id), so its first
+        -- `candidates` rows are those of a call with lim = candidates, and its first lim those
+        -- the tail would ask for (sql/0030: the tail called it again).
+        SELECT array_agg(a.id ORDER BY a.pos), array_agg(a.score ORDER BY a.pos)
+          INTO keyword_all, keyword_sc
+        FROM memloom_keyword_arm(query_text, ns, greatest(candidates, lim), kinds, keyword_scan_cap,
+                                 vector_seen, as_of, since, until) WITH ORDINALITY AS a(id, score, pos);
         keyword_ids := ARRAY(
-            SELECT a.id FROM (
-                SELECT a.id, a.score, max(a.score) OVER () AS best
-                FROM memloom_keyword_arm(query_text, ns, candidates, kinds, keyword_scan_cap, vector_seen,
-                                         as_of, since, until) a
-            ) a
-            WHERE a.score >= keyword_floor * a.best
-            ORDER BY a.score DESC, a.id);
+            SELECT u.id FROM unnest(keyword_all[1:candidates], keyword_sc[1:candidates]) AS u(id, score)
+            WHERE u.score >= keyword_floor * keyword_sc[1]
+            ORDER BY u.score DESC, u.id);
     END IF;
     IF vector_ids IS NOT NULL THEN
         vector_ids := ARRAY(
@@ -161,15 +180,14 @@ BEGIN
     -- follow, unscored (rrf_score 0, no ranks), by their position in the deeper lists, then id.
     -- The voting calls above are untouched (the keyword arm keeps the same boost ids), so the
     -- first results never depend on the limit; only this tail grows with it.
-    IF arms IS NULL OR 'vector' = ANY (arms) THEN
+    IF vector_all IS NOT NULL THEN  -- the vector arm's lim-deep list, from the call above
+        deep_vector := ARRAY(SELECT u.id FROM unnest(vector_all, vector_alld) WITH ORDINALITY AS u(id, distance, pos)
+                             WHERE u.distance < 1 ORDER BY u.pos);
+    ELSIF arms IS NULL OR 'vector' = ANY (arms) THEN
         SELECT array_agg(a.id ORDER BY a.distance, a.id) INTO deep_vector
         FROM memloom_vector_arm(query_embedding, ns, lim, kinds, as_of, since, until) a WHERE a.distance < 1;
     END IF;
-    IF arms IS NULL OR 'keyword' = ANY (arms) THEN
-        deep_keyword := ARRAY(SELECT a.id FROM memloom_keyword_arm(query_text, ns, lim, kinds,
-                                                                  keyword_scan_cap, vector_seen,
-                                                                  as_of, since, until) a);
-    END IF;
+    deep_keyword := keyword_all[1:lim];  -- the keyword arm's first lim (the call above)
     RETURN QUERY
     SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, 0::double precision,
            1 - (m.embedding <=> query_embedding), NULL::integer, NULL::integer, NULL::integer

@@ -1,7 +1,7 @@
 use memloom_core::fuse::DEFAULT_CANDIDATES;
 use memloom_sql::{remember, FuseParams};
 
-use crate::util::{embed, TestDb};
+use crate::util::{embed, TestDb, HASH_V1_STORE};
 
 #[tokio::test]
 async fn a_superseded_memory_never_appears_in_any_arm() {
@@ -225,6 +225,86 @@ async fn the_top_of_the_list_does_not_depend_on_the_limit() {
     let Some(db) = TestDb::new("limit_prefix").await else {
         return;
     };
+    the_top_does_not_depend_on_the_limit(&db, &[]).await;
+    db.drop_db().await;
+}
+
+/// The same without the HNSW index (an embedded store below its threshold), where memloom_fuse
+/// takes the vector arm's votes and tail from one search (sql/0030), with ties straddling the
+/// 10th place: 15 chunks of one text, the first 8 rewritten so that a scan meets them last. A
+/// top 10 by distance alone keeps the ties it meets first (ids 9..15, 1..3) and a top 21 other
+/// ones than a top 50; the exact search orders ties by id, so neither the votes nor the tail
+/// depend on the limit.
+#[tokio::test]
+async fn the_top_of_the_list_does_not_depend_on_the_limit_with_exact_search() {
+    let Some(db) = TestDb::migrated("limit_prefix_exact").await else {
+        return;
+    };
+    memloom_sql::init_store(&db.client, &HASH_V1_STORE, false)
+        .await
+        .expect("init_store");
+    let mut twins = Vec::new();
+    for _ in 0..15 {
+        twins.push(
+            db.chunk(
+                "ns",
+                "twins.md",
+                "Quokka walrus zeppelin: the same words fifteen times.",
+            )
+            .await,
+        );
+    }
+    db.client
+        .execute(
+            "UPDATE memloom_items SET source = source WHERE id = ANY ($1)",
+            &[&twins[..8].to_vec()],
+        )
+        .await
+        .unwrap();
+    let has_index: bool = db
+        .client
+        .query_one(
+            "SELECT to_regclass('memloom_items_embedding') IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!has_index);
+    let q = "quokka walrus zeppelin";
+    let ids = |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get(0)).collect::<Vec<i64>>();
+    // The fixture makes the ties matter: by distance alone the scan's order decides them.
+    let by_distance = ids(db
+        .client
+        .query(
+            "SELECT id FROM memloom_items ORDER BY embedding <=> $1::real[]::vector LIMIT 10",
+            &[&embed(q)],
+        )
+        .await
+        .unwrap());
+    assert_ne!(
+        by_distance,
+        twins[..10].to_vec(),
+        "the fixture no longer makes the ties matter"
+    );
+    let arm = ids(db
+        .client
+        .query(
+            "SELECT id FROM memloom_vector_arm($1::real[]::vector, 'ns', 10, NULL)",
+            &[&embed(q)],
+        )
+        .await
+        .unwrap());
+    assert_eq!(
+        arm,
+        twins[..10].to_vec(),
+        "the exact search orders ties by id"
+    );
+    the_top_does_not_depend_on_the_limit(&db, &[q]).await;
+    db.drop_db().await;
+}
+
+async fn the_top_does_not_depend_on_the_limit(db: &TestDb, extra: &[&str]) {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
     let mut queries = Vec::new();
     for dir in [
@@ -255,6 +335,7 @@ async fn the_top_of_the_list_does_not_depend_on_the_limit() {
         }
     }
     db.refresh_stats("ns").await;
+    queries.extend(extra.iter().map(|q| q.to_string()));
     queries.sort();
     queries.dedup();
     assert!(queries.len() >= 40, "only {} queries", queries.len());
@@ -288,7 +369,6 @@ async fn the_top_of_the_list_does_not_depend_on_the_limit() {
         with_tail >= 10,
         "only {with_tail} queries reached past the voted candidates"
     );
-    db.drop_db().await;
 }
 
 /// memloom_refresh_stats also gathers planner statistics (PGlite has no autovacuum).

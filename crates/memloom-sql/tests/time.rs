@@ -228,9 +228,10 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
 }
 
 /// as_of NULL is today's recall: on the repository's markdown fixtures and memories with
-/// superseded versions, a store at schema 14 and the same store upgraded to 15 return the same
-/// ranked ids (and the same at as_of = now, through the historical path); with the exact vector
-/// scan (the embedded store's) and with the HNSW index.
+/// superseded versions, a store at schema 14 and the same store upgraded to 15 (up to 29)
+/// return the same ranked ids (and the same at as_of = now, through the historical path); with
+/// the exact vector scan (the embedded store's) and with the HNSW index. Schema 30 changes a
+/// ranking only where the exact scan's ties straddle a cut (now ordered by id).
 #[tokio::test]
 async fn as_of_null_gives_the_ranked_ids_of_schema_14() {
     same_ids_after_upgrade(false).await;
@@ -330,7 +331,12 @@ async fn same_ids_after_upgrade(vector_index: bool) {
         before.iter().flatten().any(|r| r.3.is_some()),
         "the entity arm never voted"
     );
-    for m in &MIGRATIONS[at..] {
+    // Up to schema 29 the same ranked ids.
+    let ties_by_id = MIGRATIONS
+        .iter()
+        .position(|m| m.name == "0030_fewer_reads")
+        .expect("0030_fewer_reads is a migration");
+    for m in &MIGRATIONS[at..ties_by_id] {
         assert!(apply_migration(c, m).await.unwrap(), "{} applied", m.name);
     }
     let after = run(None).await;
@@ -344,6 +350,43 @@ async fn same_ids_after_upgrade(vector_index: bool) {
     assert_eq!(
         run(Some(now)).await,
         before,
+        "as_of now changed the ranking"
+    );
+    // Schema 30 orders the exact search's ties by id (the scan order decided them): a ranking
+    // may change only where items at one distance straddle the 10th or the 20th place of the
+    // exact search (the votes' cut and the tail's); with HNSW nothing changes.
+    for m in &MIGRATIONS[ties_by_id..] {
+        assert!(apply_migration(c, m).await.unwrap(), "{} applied", m.name);
+    }
+    let current = run(None).await;
+    for (i, q) in queries.iter().enumerate() {
+        if current[i] == before[i] {
+            continue;
+        }
+        assert!(
+            !vector_index,
+            "with HNSW schema 30 changed the ranking of {q:?}"
+        );
+        let d: Vec<f64> = c
+            .query(
+                "SELECT embedding <=> $1::real[]::vector FROM memloom_items
+                 WHERE namespace = 'ns' AND status = 'active' ORDER BY 1 LIMIT 21",
+                &[&embed(q)],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert!(
+            d.len() == 21 && (d[9] == d[10] || d[19] == d[20]),
+            "schema 30 changed the ranking of {q:?} without a tie at a cut: {d:?}"
+        );
+    }
+    let now = db_now(c).await;
+    assert_eq!(
+        run(Some(now)).await,
+        current,
         "as_of now changed the ranking"
     );
     db.drop_db().await;
