@@ -272,31 +272,22 @@ async fn the_top_of_the_list_does_not_depend_on_the_limit_with_exact_search() {
         .get(0);
     assert!(!has_index);
     let q = "quokka walrus zeppelin";
-    let ids = |rows: Vec<tokio_postgres::Row>| rows.iter().map(|r| r.get(0)).collect::<Vec<i64>>();
+    let top10 = |sql: &'static str| {
+        let client = &db.client;
+        async move {
+            let rows = client.query(sql, &[&embed(q)]).await.unwrap();
+            rows.iter().map(|r| r.get(0)).collect::<Vec<i64>>()
+        }
+    };
     // The fixture makes the ties matter: by distance alone the scan's order decides them.
-    let by_distance = ids(db
-        .client
-        .query(
-            "SELECT id FROM memloom_items ORDER BY embedding <=> $1::real[]::vector LIMIT 10",
-            &[&embed(q)],
-        )
-        .await
-        .unwrap());
     assert_ne!(
-        by_distance,
+        top10("SELECT id FROM memloom_items ORDER BY embedding <=> $1::real[]::vector LIMIT 10")
+            .await,
         twins[..10].to_vec(),
         "the fixture no longer makes the ties matter"
     );
-    let arm = ids(db
-        .client
-        .query(
-            "SELECT id FROM memloom_vector_arm($1::real[]::vector, 'ns', 10, NULL)",
-            &[&embed(q)],
-        )
-        .await
-        .unwrap());
     assert_eq!(
-        arm,
+        top10("SELECT id FROM memloom_vector_arm($1::real[]::vector, 'ns', 10, NULL)").await,
         twins[..10].to_vec(),
         "the exact search orders ties by id"
     );
