@@ -62,7 +62,9 @@ export function chunk(source, text, options) {
   if (typeof source !== 'string' || typeof text !== 'string') {
     throw new TypeError('chunk(source, text, options?): source and text must be strings');
   }
-  return wasm.chunk(source, text, options ?? undefined);
+  // Its only errors are the options' (maxBytes below the chunker's minimum, a wrong type): the
+  // caller's to fix, so a MemloomError with the core's text, not an unexpected error.
+  return userError(() => wasm.chunk(source, text, options ?? undefined));
 }
 
 /**

@@ -49,6 +49,36 @@ test('ingest: chunks text files, skips binary and non-UTF-8 with a warning', () 
   assert.ok(report.chunks >= 10, `chunks: ${report.chunks}`);
 });
 
+test('ingest --max-bytes caps each chunk; below the chunker\'s minimum it is a clear error', () => {
+  const dir = join(tmp, 'maxbytes');
+  mkdirSync(dir, { recursive: true });
+  const para = (i) => `Paragraph ${i} about the deploy freeze and the release train, long enough to fill a line.`;
+  writeFileSync(join(dir, 'big.md'), `# Big\n\n${Array.from({ length: 40 }, (_, i) => para(i)).join('\n\n')}\n`);
+  const chunks = (flags) => {
+    const s = join(tmp, `maxbytes-store-${flags.join('')}`);
+    assert.equal(runCli(['init', '--store', s]).status, 0);
+    const r = runCli(['ingest', dir, '--json', '--store', s, ...flags]);
+    assert.equal(r.status, 0, r.stderr);
+    const out = runCli(['recall', 'deploy freeze', '--json', '--limit', '50', '--store', s]);
+    assert.equal(out.status, 0, out.stderr);
+    return { n: JSON.parse(r.stdout).chunks, results: JSON.parse(out.stdout).results };
+  };
+  const byDefault = chunks([]);
+  const small = chunks(['--max-bytes', '500']);
+  assert.ok(small.n > byDefault.n, `--max-bytes 500: ${small.n} chunks, default: ${byDefault.n}`);
+  for (const r of small.results) {
+    const text = r.content.slice(r.content.indexOf('\n\n') + 2); // the breadcrumb is not counted
+    assert.ok(Buffer.byteLength(text) <= 500, `a chunk of ${Buffer.byteLength(text)} bytes`);
+  }
+  // (into a new store: the files are unchanged in the others, so nothing would be chunked)
+  const fresh = join(tmp, 'maxbytes-store-bad');
+  assert.equal(runCli(['init', '--store', fresh]).status, 0);
+  const bad = runCli(['ingest', dir, '--max-bytes', '10', '--store', fresh]);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /maxBytes must be at least 64, not 10/);
+  assert.doesNotMatch(bad.stderr, /unexpected error/);
+});
+
 test('ingest is incremental: unchanged skipped, changed replaced, deleted removed', () => {
   let r = cli(['ingest', docs, '--json']);
   assert.equal(r.status, 0, r.stderr);

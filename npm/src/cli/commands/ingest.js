@@ -10,7 +10,7 @@ export default {
     'Chunks text and markdown files by heading, embeds the chunks and stores them. Incremental: unchanged files are skipped, changed ones replaced, deleted ones removed from the store. Binary and non-UTF-8 files are skipped with a warning.',
   args: [{ name: 'paths...', description: 'files and directories (walked recursively)' }],
   options: [
-    { flags: '--max-bytes <n>', description: 'skip files larger than N bytes', parse: (s) => positiveInt(s, '--max-bytes') },
+    { flags: '--max-bytes <n>', description: "cap each chunk's text at N bytes (default 2000, at least 64)", parse: (s) => positiveInt(s, '--max-bytes') },
     { flags: '--index', description: 'then extract entities of the new items (as `memloom index`)' },
   ],
   examples: [
