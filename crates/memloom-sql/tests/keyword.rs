@@ -225,3 +225,107 @@ async fn concurrent_refreshes_of_one_namespace_queue_instead_of_failing() {
         .get(0);
     assert_eq!(n, 1);
 }
+
+/// A small pool's keyword arm keeps one generic plan per session (sql/0031): the same rows and
+/// scores as the per-call plans a large pool gets, for capped tiers (common words, the first
+/// scan_cap matches), identifiers and rare words, with and without boost ids, at several depths.
+/// The pool's size is the planner's count (pg_class.reltuples): faked large for the first pass.
+#[tokio::test]
+async fn a_small_pool_plans_once_and_ranks_the_same() {
+    let Some(db) = TestDb::new("keyword_small_pool").await else {
+        return;
+    };
+    db.client
+        .batch_execute(
+            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT CASE WHEN g % 4 = 0 THEN 'other' ELSE 'ns' END, 'chunk', 'doc' || g || '.md',
+                    'the connection pool worker ' || repeat('and the worker ', g % 7)
+                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                      || ' setting_' || g || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11),
+                    v.e
+             FROM generate_series(1, 3000) g,
+                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
+                           FROM generate_series(1, 256) WHERE g > 0) v;
+             SELECT memloom_refresh_stats('ns');",
+        )
+        .await
+        .expect("load 3k items");
+    let (client, notices) = db.connect_with_notices().await;
+    client
+        .batch_execute(
+            "LOAD 'auto_explain';
+             SET auto_explain.log_min_duration = 0;
+             SET auto_explain.log_nested_statements = on;
+             SET auto_explain.log_level = notice;",
+        )
+        .await
+        .unwrap();
+    let queries = [
+        "connection pool worker", // every word in every item: capped tiers
+        "the worker",
+        "vacuum worker pool",
+        "setting_42",      // an identifier
+        "replication md5", // a rarer word and one in no item
+        "setting_7 buffers worker",
+    ];
+    let run = || async {
+        let mut all = Vec::new();
+        for q in queries {
+            for lim in [1, 10, 50] {
+                for boost in [false, true] {
+                    let rows = client
+                        .query(
+                            "SELECT id, score FROM memloom_keyword_arm($1, 'ns', $2, NULL, 100,
+                                 CASE WHEN $3 THEN ARRAY(SELECT id FROM memloom_items
+                                                         WHERE namespace = 'ns' ORDER BY id DESC LIMIT 10) END)",
+                            &[&q, &lim, &boost],
+                        )
+                        .await
+                        .unwrap();
+                    all.push(
+                        rows.iter()
+                            .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
+                            .collect::<Vec<_>>(),
+                    );
+                }
+            }
+        }
+        // The plans of the arm's scoring statement (its text says `m.tsv @@ tier`).
+        let plans: Vec<String> = notices
+            .try_iter()
+            .filter(|n| n.contains("m.tsv @@ tier"))
+            .collect();
+        (all, plans)
+    };
+    // Large (the planner's count says so; autovacuum off, so that it stays so): every statement
+    // planned for its values.
+    db.client
+        .batch_execute(
+            "ALTER TABLE memloom_items SET (autovacuum_enabled = false);
+             ANALYZE memloom_items;
+             UPDATE pg_class SET reltuples = 1e7 WHERE oid = 'memloom_items'::regclass;",
+        )
+        .await
+        .unwrap();
+    let (custom, custom_plans) = run().await;
+    // Small (its real count): one generic plan per statement for the session.
+    db.client
+        .batch_execute("ANALYZE memloom_items;")
+        .await
+        .unwrap();
+    let (generic, generic_plans) = run().await;
+    assert!(custom.iter().all(|r| !r.is_empty()) && custom.iter().any(|r| r.len() == 50));
+    assert_eq!(generic, custom, "the generic plans ranked differently");
+    // Each pass took the path it should: literal tsqueries in the per-call plans' conditions,
+    // parameters in the generic ones.
+    let params = |plans: &[String]| plans.iter().filter(|p| p.contains("(tsv @@ $")).count();
+    assert!(
+        !custom_plans.is_empty() && params(&custom_plans) == 0,
+        "{custom_plans:?}"
+    );
+    assert!(
+        params(&generic_plans) == generic_plans.len() && !generic_plans.is_empty(),
+        "{generic_plans:?}"
+    );
+    db.drop_db().await;
+}
