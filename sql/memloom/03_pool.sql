@@ -102,6 +102,23 @@ $$;
 COMMENT ON FUNCTION memloom_visible(text, timestamptz, timestamptz, timestamptz, timestamptz, timestamptz, timestamptz) IS
 'whether a recall sees an item: as_of NULL, the active ones; else those valid at as_of (valid_from <= as_of < valid_to, or no valid_to); and, when given, coalesce(event_at, valid_from) between since and until (inclusive). Inlined into the arms';
 
+-- A small pool: the keyword and entity arms keep one generic plan per session there instead of
+-- planning every statement on every call (sql/0031), when it has no HNSW index either (an
+-- embedded store below its threshold; a server builds the index after its first load, and the
+-- arms check for it first, so a server pays one catalog cache lookup). Planning costs the same
+-- whatever the pool's size (in PGlite the keyword arm's scoring statement planned in 0.7 to 1.2
+-- ms, more than it ran on the Node docs); a plan made without the query's values costs what the
+-- pool's size lets it: at 1M items the keyword arm's generic plan cost 150 ms per tier (a bitmap
+-- of the whole namespace, sql/0006), about 1.5 ms at 10,000 rows. The count is pg_class.reltuples
+-- (the planner's own; -1 before the first VACUUM or ANALYZE).
+CREATE FUNCTION memloom_small_pool() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT c.reltuples FROM pg_class c WHERE c.oid = 'memloom_items'::regclass)
+                    BETWEEN 0 AND 10000, false)
+$$;
+COMMENT ON FUNCTION memloom_small_pool() IS
+'whether the pool is small enough (at most 10,000 rows by pg_class.reltuples) for the keyword and entity arms to keep one generic plan per session when it has no HNSW index';
+
 -- Re-indexing: an item whose content changes in place is indexed again.
 CREATE FUNCTION memloom_items_reindex_on_change() RETURNS trigger
 LANGUAGE plpgsql AS $$

@@ -11,9 +11,10 @@
 -- with a bitmap of the whole namespace, 150 ms at 1M items), and without synchronized or
 -- parallel sequential scans (a capped scan that starts where the previous one stopped returned
 -- a different candidate set on each call: heap order, always). A small pool is the exception
--- (sql/0031): below generic_max_rows rows every plan of these statements is cheap, and planning
--- them was the arm's largest cost on the embedded store (the scoring statement planned in 0.7 to
--- 1.2 ms in PGlite and ran in 0.3 to 0.6), so there they keep one generic plan per session.
+-- (memloom_small_pool, sql/0031): there every plan of these statements is cheap, and
+-- planning them was the arm's largest cost on the embedded store, so they keep one generic plan
+-- per session. A capped tier's first scan_cap matches are in heap order under a sequential or a
+-- bitmap heap scan alike, and each candidate's terms are summed in the same order: the same rows.
 
 CREATE FUNCTION memloom_query_terms(query_text text)
 RETURNS TABLE (lexeme text, exact boolean)
@@ -89,10 +90,6 @@ DECLARE
     -- BM25F: a query term in the item's heading counts as this many more occurrences before
     -- saturation (docs/EVAL.md, "Fusion").
     heading_w CONSTANT double precision := 2.0;
-    -- Where a plan that ignores the query's values stays cheap: PL/pgSQL's generic plan at 1M
-    -- items cost 150 ms per tier (a bitmap of the namespace, sql/0006), about 1.5 ms at this size.
-    generic_max_rows CONSTANT real := 10000;
-    pool_rows real;
     n_docs   double precision;
     avg_len  double precision;
     lexemes  text[];
@@ -107,17 +104,16 @@ DECLARE
     i        integer;
 BEGIN
     IF lim <= 0 THEN RETURN; END IF;
-    SELECT s.doc_count, s.avg_doc_len,
-           (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'memloom_items'::regclass)
-      INTO n_docs, avg_len, pool_rows
-    FROM memloom_namespace_stats s WHERE s.namespace = ns;
-    n_docs := coalesce(n_docs, 0);
-    -- A small pool (reltuples: the planner's own count, -1 before the first VACUUM or ANALYZE):
-    -- one generic plan per session for the statements below instead of one plan per call. The
-    -- function's SET clause restores plan_cache_mode when it returns.
-    IF pool_rows BETWEEN 0 AND generic_max_rows THEN
+    -- A small pool without the HNSW index (memloom_small_pool, 03_pool.sql; the index is checked
+    -- first, so a server store reads no catalog row): one generic plan per session for the
+    -- statements below instead of one plan per call. The function's SET clause restores
+    -- plan_cache_mode when it returns.
+    IF to_regclass('memloom_items_embedding') IS NULL AND memloom_small_pool() THEN
         PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     END IF;
+    SELECT s.doc_count, s.avg_doc_len INTO n_docs, avg_len
+    FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    n_docs := coalesce(n_docs, 0);
     -- BM25 idf from the namespace's document frequencies (stale stats degrade gracefully).
     SELECT array_agg(q.lexeme ORDER BY df, q.lexeme),
            array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),

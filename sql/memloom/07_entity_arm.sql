@@ -13,7 +13,8 @@
 -- (index memloom_mentions_strength, ties by item id as the final order): node.js is mentioned
 -- by 68k items at 1M, and joining every mention took 1.4 s for a query naming it. df(e) comes
 -- from memloom_entity_stats (04_statistics.sql); an entity without a row is counted on the
--- spot, up to df_cap mentions. Planned per call, like the keyword arm.
+-- spot, up to df_cap mentions. Planned per call, like the keyword arm, but on a small pool without
+-- the HNSW index (sql/0031).
 --
 -- Without the entities' HNSW index (the embedded store below EMBEDDED_HNSW_THRESHOLD items) the
 -- nearest entities were an exact scan of every entity's vector: 8,604 rows and most of the arm's
@@ -99,6 +100,13 @@ BEGIN
     IF lim <= 0 THEN RETURN; END IF;
     per_entity := greatest(2 * lim, 20);
     PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
+    -- A small pool searched exactly (memloom_small_pool, 03_pool.sql): one generic plan per
+    -- session for the statements below. Not with the entities' HNSW index, where a plan made
+    -- without the limit could prefer an exact scan and find other neighbours than the index's.
+    -- The function's SET clause restores plan_cache_mode when it returns.
+    IF to_regclass('memloom_entities_embedding') IS NULL AND memloom_small_pool() THEN
+        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    END IF;
     SELECT s.doc_count INTO n_items FROM memloom_namespace_stats s WHERE s.namespace = ns;
     n_items := greatest(coalesce(n_items, 1), 1);
     IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL

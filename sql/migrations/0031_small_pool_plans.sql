@@ -1,15 +1,26 @@
--- memloom schema 31: a small pool's keyword arm keeps one generic plan per session.
+-- memloom schema 31: a small pool's keyword and entity arms keep one generic plan per session.
 --
--- memloom_keyword_arm runs with plan_cache_mode = force_custom_plan (sql/0006): at 1M items
--- PL/pgSQL's generic plan ANDed the GIN match with a bitmap of the whole namespace, 150 ms per
--- tier, so every statement of the arm is planned again on every call. On a small pool that
--- costs more than it saves: on the embedded store (PGlite, the Node docs' 4,375 items) the
--- scoring statement planned in 0.7 to 1.2 ms and ran in 0.3 to 0.6 ms. Below 10,000 rows
--- (pg_class.reltuples of memloom_items, the planner's own count) the arm now sets
--- force_generic_plan for the call: the plans are made once per session, and the worst of them
--- is bounded by the pool's size. Above, nothing changes. A capped tier's first scan_cap
--- matches are in heap order under either plan (a sequential or a bitmap heap scan), so the
--- same rows. docs/BENCHMARKS.md "A small pool's keyword arm plans once (schema 31)".
+-- Both arms run with plan_cache_mode = force_custom_plan (sql/0006): at 1M items PL/pgSQL's
+-- generic plan of the keyword arm's tier scan ANDed the GIN match with a bitmap of the whole
+-- namespace, 150 ms per tier, so every statement of the arms is planned again on every call. On
+-- a small pool that costs more than it saves: on the embedded store (PGlite, the Node docs'
+-- 4,375 items) the keyword arm's scoring statement planned in 0.7 to 1.2 ms and ran in 0.3 to
+-- 0.6 ms. On a small pool without the HNSW index (memloom_small_pool(): at most 10,000 rows by
+-- pg_class.reltuples) the arms now set force_generic_plan for the call (the entity arm
+-- only without the entities' HNSW index, whose neighbours a plan made without the limit could
+-- trade for an exact scan's): their plans are made once per session, and the worst of them is
+-- bounded by the pool's size. Elsewhere (a server store has the HNSW index) nothing changes but
+-- a catalog cache lookup. The same rows: a capped keyword tier's matches come in heap order under
+-- a sequential or a bitmap heap scan alike, and the nearest entities of an exact search are the
+-- same under any plan. docs/BENCHMARKS.md "A small pool's arms plan once (schema 31)".
+
+CREATE FUNCTION memloom_small_pool() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT c.reltuples FROM pg_class c WHERE c.oid = 'memloom_items'::regclass)
+                    BETWEEN 0 AND 10000, false)
+$$;
+COMMENT ON FUNCTION memloom_small_pool() IS
+'whether the pool is small enough (at most 10,000 rows by pg_class.reltuples) for the keyword and entity arms to keep one generic plan per session when it has no HNSW index';
 
 CREATE OR REPLACE FUNCTION memloom_keyword_arm(
     query_text text,
@@ -34,10 +45,6 @@ DECLARE
     -- BM25F: a query term in the item's heading counts as this many more occurrences before
     -- saturation (docs/EVAL.md, "Fusion").
     heading_w CONSTANT double precision := 2.0;
-    -- Where a plan that ignores the query's values stays cheap: PL/pgSQL's generic plan at 1M
-    -- items cost 150 ms per tier (a bitmap of the namespace, sql/0006), about 1.5 ms at this size.
-    generic_max_rows CONSTANT real := 10000;
-    pool_rows real;
     n_docs   double precision;
     avg_len  double precision;
     lexemes  text[];
@@ -52,17 +59,16 @@ DECLARE
     i        integer;
 BEGIN
     IF lim <= 0 THEN RETURN; END IF;
-    SELECT s.doc_count, s.avg_doc_len,
-           (SELECT c.reltuples FROM pg_class c WHERE c.oid = 'memloom_items'::regclass)
-      INTO n_docs, avg_len, pool_rows
-    FROM memloom_namespace_stats s WHERE s.namespace = ns;
-    n_docs := coalesce(n_docs, 0);
-    -- A small pool (reltuples: the planner's own count, -1 before the first VACUUM or ANALYZE):
-    -- one generic plan per session for the statements below instead of one plan per call. The
-    -- function's SET clause restores plan_cache_mode when it returns.
-    IF pool_rows BETWEEN 0 AND generic_max_rows THEN
+    -- A small pool without the HNSW index (memloom_small_pool, 03_pool.sql; the index is checked
+    -- first, so a server store reads no catalog row): one generic plan per session for the
+    -- statements below instead of one plan per call. The function's SET clause restores
+    -- plan_cache_mode when it returns.
+    IF to_regclass('memloom_items_embedding') IS NULL AND memloom_small_pool() THEN
         PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     END IF;
+    SELECT s.doc_count, s.avg_doc_len INTO n_docs, avg_len
+    FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    n_docs := coalesce(n_docs, 0);
     -- BM25 idf from the namespace's document frequencies (stale stats degrade gracefully).
     SELECT array_agg(q.lexeme ORDER BY df, q.lexeme),
            array_agg(ln(1 + (greatest(n_docs, df) - df + 0.5) / (df + 0.5)) ORDER BY df, q.lexeme),
@@ -134,6 +140,111 @@ BEGIN
         LIMIT lim;
         IF FOUND THEN RETURN; END IF;
     END LOOP;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION memloom_entity_arm(
+    q     vector,
+    ns    text,
+    lim   integer,
+    gate  double precision,
+    kinds text[],
+    as_of timestamptz DEFAULT NULL,
+    since timestamptz DEFAULT NULL,
+    until timestamptz DEFAULT NULL
+) RETURNS TABLE (id bigint, score double precision)
+LANGUAGE plpgsql STABLE
+SET hnsw.iterative_scan = 'relaxed_order'
+SET hnsw.ef_search = 40
+SET plan_cache_mode = 'force_custom_plan'
+AS $$
+#variable_conflict use_column
+DECLARE
+    margin     constant double precision := 0.10;  -- anchored: within this of the nearest entity
+    df_cap     constant integer := 10000;          -- live df count for entities without stats
+    per_entity integer;
+    n_items    double precision;
+    q_support  integer[];         -- set: only entities sharing one of these dimensions with q
+    near_ids   bigint[];
+    near_dist  double precision[];
+BEGIN
+    IF lim <= 0 THEN RETURN; END IF;
+    per_entity := greatest(2 * lim, 20);
+    PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
+    -- A small pool searched exactly (memloom_small_pool, 03_pool.sql): one generic plan per
+    -- session for the statements below. Not with the entities' HNSW index, where a plan made
+    -- without the limit could prefer an exact scan and find other neighbours than the index's.
+    -- The function's SET clause restores plan_cache_mode when it returns.
+    IF to_regclass('memloom_entities_embedding') IS NULL AND memloom_small_pool() THEN
+        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
+    END IF;
+    SELECT s.doc_count INTO n_items FROM memloom_namespace_stats s WHERE s.namespace = ns;
+    n_items := greatest(coalesce(n_items, 1), 1);
+    IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL
+       AND to_regclass('memloom_entities_support') IS NOT NULL THEN
+        -- Exact search without the HNSW index: the lim + 1 nearest of the entities that can pass
+        -- the gate (memloom_entities_support, memloom_gate_support). A tie across the lim-th
+        -- place that passes the gate would make the choice depend on the scan order: then the
+        -- full scan below decides.
+        q_support := memloom_gate_support(q, gate);
+        SELECT array_agg(n.id ORDER BY n.distance), array_agg(n.distance ORDER BY n.distance)
+          INTO near_ids, near_dist
+        FROM (SELECT en.id, en.embedding <=> q AS distance
+              FROM memloom_entities en
+              WHERE en.namespace = ns AND memloom_vector_support(en.embedding) && q_support
+              ORDER BY en.embedding <=> q
+              LIMIT lim + 1) n;
+        IF cardinality(near_ids) > lim AND near_dist[lim + 1] = near_dist[lim] AND 1 - near_dist[lim] >= gate THEN
+            q_support := NULL;
+        END IF;
+    END IF;
+    IF q_support IS NULL THEN
+        -- Nearest entities first (HNSW, else an exact scan of every entity), then the gate: a
+        -- distance filter inside the index scan would make the iterative scan walk the whole
+        -- graph when nothing passes.
+        SELECT array_agg(n.id ORDER BY n.distance), array_agg(n.distance ORDER BY n.distance)
+          INTO near_ids, near_dist
+        FROM (SELECT en.id, en.embedding <=> q AS distance
+              FROM memloom_entities en
+              WHERE en.namespace = ns
+              ORDER BY en.embedding <=> q
+              LIMIT lim) n;
+    END IF;
+    -- The nearest entity fails the gate: none passes, no rows, and the mentions' statement is
+    -- not planned at all (most queries name no entity).
+    IF near_ids IS NULL OR NOT (1 - near_dist[1] >= gate) THEN RETURN; END IF;
+    RETURN QUERY
+    WITH near AS (
+        SELECT u.id, 1 - u.distance AS sim FROM unnest(near_ids[1:lim], near_dist[1:lim]) AS u(id, distance)
+    ), anchored AS (
+        SELECT near.id, near.sim FROM near
+        WHERE near.sim >= gate AND near.sim >= (SELECT max(x.sim) FROM near x) - margin
+    ), weighted AS MATERIALIZED (  -- once per entity, not per mention
+        SELECT a.id,
+               power(greatest(a.sim - gate, 0) / greatest(1 - gate, 1e-6), 2)
+                 * ln(1 + n_items / greatest(coalesce(
+                       (SELECT s.df FROM memloom_entity_stats s WHERE s.entity_id = a.id),
+                       (SELECT count(*) FROM (
+                            SELECT 1 FROM memloom_mentions mt JOIN memloom_items m ON m.id = mt.item_id
+                            WHERE mt.entity_id = a.id AND m.namespace = ns AND m.status = 'active'
+                            LIMIT df_cap) c)), 1)) AS w
+        FROM anchored a
+    )
+    SELECT e.item_id, sum(wt.w * e.strength) AS score
+    FROM weighted wt
+    CROSS JOIN LATERAL (
+        SELECT mt.item_id, mt.strength::double precision AS strength
+        FROM memloom_mentions mt
+        JOIN memloom_items m ON m.id = mt.item_id
+        WHERE mt.entity_id = wt.id AND m.namespace = ns
+          AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+          AND (kinds IS NULL OR m.kind = ANY (kinds))
+        ORDER BY mt.strength DESC, mt.item_id
+        LIMIT per_entity
+    ) e
+    GROUP BY e.item_id
+    ORDER BY score DESC, e.item_id
+    LIMIT lim;
 END
 $$;
 

@@ -1,7 +1,7 @@
 //! The arms inside memloom_fuse use their indexes: auto_explain logs the plans of the
 //! functions' own statements (nested statements), sent back as NOTICEs.
 
-use crate::util::{embed, TestDb};
+use crate::util::{embed, TestDb, HASH_V1_STORE};
 
 const ITEMS: i32 = 3000;
 
@@ -29,12 +29,7 @@ async fn each_arm_uses_its_index() {
              SELECT e.id, i.id, 0.5 FROM memloom_entities e
                JOIN memloom_items i ON i.namespace = e.namespace AND i.id % 500 = e.id % 500;
              SELECT memloom_refresh_stats('ns');
-             ANALYZE;
-             -- The planner's count of a large pool: the keyword arm plans per call there (a small
-             -- pool keeps generic plans, sql/0031, tested in keyword.rs); autovacuum off so that
-             -- no ANALYZE puts the real count back.
-             ALTER TABLE memloom_items SET (autovacuum_enabled = false);
-             UPDATE pg_class SET reltuples = 1e7 WHERE oid = 'memloom_items'::regclass;"
+             ANALYZE;"
         ))
         .await
         .expect("load fixture");
@@ -135,5 +130,199 @@ async fn each_arm_uses_its_index() {
     }
     assert!(conditions(&plans).contains("valid_from <="), "{plans}");
     assert!(!plans.contains("Seq Scan on memloom_items"), "{plans}");
+    db.drop_db().await;
+}
+
+/// A small pool's keyword and entity arms keep one generic plan per session (sql/0031): the same
+/// rows and scores as the per-call plans a large pool gets. Keyword: capped tiers (common words,
+/// the first scan_cap matches), an identifier, rarer words, with and without boost ids; entity:
+/// queries naming an entity (the gate passes, the mentions' statement runs) and naming none; at
+/// several depths. The pool's size is the planner's count (pg_class.reltuples): faked large for
+/// the first pass. No HNSW index: the entity arm takes its small-pool path only without one.
+#[tokio::test]
+async fn a_small_pool_plans_once_and_ranks_the_same() {
+    let Some(db) = TestDb::migrated("plans_small_pool").await else {
+        return;
+    };
+    memloom_sql::init_store(&db.client, &HASH_V1_STORE, false)
+        .await
+        .unwrap();
+    db.client
+        .batch_execute(
+            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT CASE WHEN g % 4 = 0 THEN 'other' ELSE 'ns' END, 'chunk', 'doc' || g || '.md',
+                    'the connection pool worker ' || repeat('and the worker ', g % 7)
+                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                      || ' setting_' || g || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11),
+                    v.e
+             FROM generate_series(1, 3000) g,
+                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
+                           FROM generate_series(1, 256) WHERE g > 0) v;
+             SELECT memloom_refresh_stats('ns');",
+        )
+        .await
+        .expect("load 3k items");
+    let ids: Vec<i64> = db
+        .client
+        .query(
+            "SELECT id FROM memloom_items WHERE namespace = 'ns' ORDER BY id",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let entities = [
+        "replication",
+        "vacuum",
+        "buffers",
+        "connection pool",
+        "worker",
+    ];
+    for (n, name) in entities.iter().enumerate() {
+        let mentions: Vec<(i64, f32)> = ids
+            .iter()
+            .skip(n)
+            .step_by(3 + n)
+            .enumerate()
+            .map(|(k, &id)| (id, 0.3 + (k % 7) as f32 / 10.0))
+            .collect();
+        db.entity("ns", name, &mentions).await;
+    }
+    db.refresh_stats("ns").await;
+    let (client, notices) = db.connect_with_notices().await;
+    client
+        .batch_execute(
+            "LOAD 'auto_explain';
+             SET auto_explain.log_min_duration = 0;
+             SET auto_explain.log_nested_statements = on;
+             SET auto_explain.log_level = notice;",
+        )
+        .await
+        .unwrap();
+    let queries = [
+        "connection pool worker", // every word in every item: capped tiers
+        "the worker",
+        "vacuum worker pool",
+        "setting_42", // an identifier
+        "replication md5",
+        "replication", // entities by name
+        "buffers",
+        "nothing like any entity",
+    ];
+    let run = || async {
+        let mut rows = Vec::new();
+        for q in queries {
+            for lim in [1, 10, 50] {
+                for boost in [false, true] {
+                    let r = client
+                        .query(
+                            "SELECT id, score FROM memloom_keyword_arm($1, 'ns', $2, NULL, 100,
+                                 CASE WHEN $3 THEN ARRAY(SELECT id FROM memloom_items
+                                                         WHERE namespace = 'ns' ORDER BY id DESC LIMIT 10) END)",
+                            &[&q, &lim, &boost],
+                        )
+                        .await
+                        .unwrap();
+                    rows.push((
+                        "keyword",
+                        q,
+                        lim,
+                        boost,
+                        r.iter()
+                            .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
+                            .collect::<Vec<_>>(),
+                    ));
+                }
+                let r = client
+                    .query(
+                        "SELECT id, score FROM memloom_entity_arm($1::real[]::vector, 'ns', $2, 0.6, NULL)",
+                        &[&embed(q), &lim],
+                    )
+                    .await
+                    .unwrap();
+                rows.push((
+                    "entity",
+                    q,
+                    lim,
+                    false,
+                    r.iter()
+                        .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
+                        .collect(),
+                ));
+            }
+        }
+        let notices: Vec<String> = notices.try_iter().collect();
+        // The keyword arm's scoring statement (`m.tsv @@ tier`) and the entity arm's mentions
+        // statement (`WITH near AS`).
+        let plans = |text: &str| -> Vec<String> {
+            notices
+                .iter()
+                .filter(|n| n.contains(text))
+                .cloned()
+                .collect()
+        };
+        (rows, plans("m.tsv @@ tier"), plans("WITH near AS"))
+    };
+    // Large (the planner's count says so; autovacuum off, so that it stays so): every statement
+    // planned for its values.
+    db.client
+        .batch_execute(
+            "ALTER TABLE memloom_items SET (autovacuum_enabled = false);
+             ANALYZE memloom_items;
+             UPDATE pg_class SET reltuples = 1e7 WHERE oid = 'memloom_items'::regclass;",
+        )
+        .await
+        .unwrap();
+    let (custom, custom_kw, custom_en) = run().await;
+    // Small (its real count): one generic plan per statement for the session.
+    db.client
+        .batch_execute("ANALYZE memloom_items;")
+        .await
+        .unwrap();
+    let (generic, generic_kw, generic_en) = run().await;
+    let voted = |arm: &str| {
+        custom
+            .iter()
+            .filter(|r| r.0 == arm && !r.4.is_empty())
+            .count()
+    };
+    assert!(voted("keyword") >= 30 && voted("entity") >= 6, "{custom:?}");
+    assert!(
+        custom.iter().any(|r| r.4.len() == 50),
+        "no call filled a limit of 50"
+    );
+    for (c, g) in custom.iter().zip(&generic) {
+        assert_eq!(g, c, "the generic plans ranked differently");
+    }
+    // Each pass took the path it should: the query's values in the per-call plans' conditions,
+    // parameters in the generic ones.
+    let with_params =
+        |plans: &[String], cond: &str| plans.iter().filter(|p| p.contains(cond)).count();
+    for (arm, custom, generic, cond) in [
+        ("keyword", &custom_kw, &generic_kw, "(tsv @@ $"),
+        ("entity", &custom_en, &generic_en, "(namespace = $"),
+    ] {
+        let first = |plans: &[String]| {
+            plans
+                .first()
+                .map(|p| p.chars().take(3000).collect::<String>())
+        };
+        assert!(
+            !custom.is_empty() && with_params(custom, cond) == 0,
+            "{arm}: {} of {} per-call plans have parameters; the first:\n{:?}",
+            with_params(custom, cond),
+            custom.len(),
+            first(custom)
+        );
+        assert!(
+            !generic.is_empty() && with_params(generic, cond) == generic.len(),
+            "{arm}: {} of {} small-pool plans have parameters; the first:\n{:?}",
+            with_params(generic, cond),
+            generic.len(),
+            first(generic)
+        );
+    }
     db.drop_db().await;
 }

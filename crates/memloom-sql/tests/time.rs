@@ -394,8 +394,9 @@ async fn same_ids_after_upgrade(vector_index: bool) {
         current,
         "as_of now changed the ranking"
     );
-    // Schema 31 only changes how a small pool's keyword arm is planned: schema 30's rankings,
-    // with the pool analyzed (so the arm takes its small-pool path).
+    // Schema 31 only changes how a small pool's keyword and entity arms are planned: schema 30's
+    // rankings, with the pool analyzed (without the HNSW index the arms then take their
+    // small-pool path, sql/0031).
     for m in &MIGRATIONS[small_pool_plans..] {
         assert!(apply_migration(c, m).await.unwrap(), "{} applied", m.name);
     }
