@@ -172,6 +172,13 @@ async function breakdown(store) {
   // Each arm's function alone as memloom_fuse calls it (sql/memloom/08_fusion.sql), so the
   // steps add up to the call: its fixed part (no arm), the three arms, the fusion and the rows.
   const ns = store.namespace;
+  // The arms called directly run with memloom_fuse's pinned search_path, as inside the call: a
+  // plan cached under one search_path is made again under another, so calls alternating between
+  // the session's path and memloom_fuse's re-planned the arms every time (sql/0031's cached plans).
+  await store.db.query(
+    `SELECT set_config('search_path', substr(c, length('search_path=') + 1), false)
+     FROM pg_proc p, unnest(p.proconfig) AS c WHERE p.proname = 'memloom_fuse' AND c LIKE 'search_path=%'`,
+  );
   const ctx = new Map();
   for (const q of queries) {
     const [v] = await store._embed([q]);
