@@ -5,6 +5,21 @@ use crate::util::{embed, TestDb, HASH_V1_STORE};
 
 const ITEMS: i32 = 3000;
 
+/// A connection whose statements' plans, the functions' own included, come back as NOTICEs.
+async fn explaining(db: &TestDb) -> (tokio_postgres::Client, std::sync::mpsc::Receiver<String>) {
+    let (client, notices) = db.connect_with_notices().await;
+    client
+        .batch_execute(
+            "LOAD 'auto_explain';
+             SET auto_explain.log_min_duration = 0;
+             SET auto_explain.log_nested_statements = on;
+             SET auto_explain.log_level = notice;",
+        )
+        .await
+        .expect("auto_explain is available (the test server is PostgreSQL with contrib)");
+    (client, notices)
+}
+
 #[tokio::test]
 async fn each_arm_uses_its_index() {
     let Some(db) = TestDb::new("plans").await else {
@@ -42,17 +57,11 @@ async fn each_arm_uses_its_index() {
         .await
         .unwrap();
 
-    let (client, notices) = db.connect_with_notices().await;
+    let (client, notices) = explaining(&db).await;
     client
-        .batch_execute(
-            "LOAD 'auto_explain';
-             SET auto_explain.log_min_duration = 0;
-             SET auto_explain.log_nested_statements = on;
-             SET auto_explain.log_level = notice;
-             SET enable_seqscan = off;",
-        )
+        .batch_execute("SET enable_seqscan = off")
         .await
-        .expect("auto_explain is available (the test server is PostgreSQL with contrib)");
+        .unwrap();
     // 50 per arm (lim 100 would mean 100: with 3,000 entities the planner then rightly sorts
     // them all instead of walking the HNSW graph).
     let mut params = memloom_sql::FuseParams::new(query, embed(query), "ns", 100);
@@ -191,16 +200,7 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
         db.entity("ns", name, &mentions).await;
     }
     db.refresh_stats("ns").await;
-    let (client, notices) = db.connect_with_notices().await;
-    client
-        .batch_execute(
-            "LOAD 'auto_explain';
-             SET auto_explain.log_min_duration = 0;
-             SET auto_explain.log_nested_statements = on;
-             SET auto_explain.log_level = notice;",
-        )
-        .await
-        .unwrap();
+    let (client, notices) = explaining(&db).await;
     let queries = [
         "connection pool worker", // every word in every item: capped tiers
         "the worker",
