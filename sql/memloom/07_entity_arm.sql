@@ -100,15 +100,19 @@ BEGIN
     IF lim <= 0 THEN RETURN; END IF;
     per_entity := greatest(2 * lim, 20);
     PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
-    -- A small pool searched exactly (memloom_small_pool, 03_pool.sql): one generic plan per
-    -- session for the statements below. Not with the entities' HNSW index, where a plan made
-    -- without the limit could prefer an exact scan and find other neighbours than the index's.
-    -- The function's SET clause restores plan_cache_mode when it returns.
-    IF to_regclass('memloom_entities_embedding') IS NULL AND memloom_small_pool() THEN
-        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
-    END IF;
+    -- The namespace's statistics: a primary-key read, the same plan whatever the values, so
+    -- one generic plan per session on any pool (sql/0032). The function's SET clause restores
+    -- plan_cache_mode when it returns.
+    PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
     SELECT s.doc_count INTO n_items FROM memloom_namespace_stats s WHERE s.namespace = ns;
     n_items := greatest(coalesce(n_items, 1), 1);
+    -- The searches below are planned per call, but on a small pool searched exactly
+    -- (memloom_small_pool, 03_pool.sql), where they keep their generic plans too. Not with the
+    -- entities' HNSW index, where a plan made without the limit could prefer an exact scan and
+    -- find other neighbours than the index's.
+    IF to_regclass('memloom_entities_embedding') IS NOT NULL OR NOT memloom_small_pool() THEN
+        PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
+    END IF;
     IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL
        AND to_regclass('memloom_entities_support') IS NOT NULL THEN
         -- Exact search without the HNSW index: the lim + 1 nearest of the entities that can pass

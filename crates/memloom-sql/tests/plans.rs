@@ -263,7 +263,10 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
                 .cloned()
                 .collect()
         };
-        (rows, plans("m.tsv @@ tier"), plans("WITH near AS"))
+        // The statistics reads: the namespace's (both arms) and the query terms' (keyword).
+        let mut stats = plans("memloom_namespace_stats s");
+        stats.extend(plans("memloom_term_stats st"));
+        (rows, plans("m.tsv @@ tier"), plans("WITH near AS"), stats)
     };
     // Large (the planner's count says so; autovacuum off, so that it stays so): every statement
     // planned for its values.
@@ -275,13 +278,13 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
         )
         .await
         .unwrap();
-    let (custom, custom_kw, custom_en) = run().await;
+    let (custom, custom_kw, custom_en, custom_stats) = run().await;
     // Small (its real count): one generic plan per statement for the session.
     db.client
         .batch_execute("ANALYZE memloom_items;")
         .await
         .unwrap();
-    let (generic, generic_kw, generic_en) = run().await;
+    let (generic, generic_kw, generic_en, generic_stats) = run().await;
     let voted = |arm: &str| {
         custom
             .iter()
@@ -322,6 +325,15 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
             with_params(generic, cond),
             generic.len(),
             first(generic)
+        );
+    }
+    // The statistics reads keep one generic plan on any pool (sql/0032): parameters in both.
+    for (pass, stats) in [("per-call", &custom_stats), ("small-pool", &generic_stats)] {
+        assert!(
+            stats.len() >= 100 && with_params(stats, "(namespace = $") == stats.len(),
+            "{pass} pass: {} of {} statistics reads have a generic plan",
+            with_params(stats, "(namespace = $"),
+            stats.len()
         );
     }
     db.drop_db().await;
