@@ -42,6 +42,46 @@ SELECT * FROM memloom_query_terms('the of and') ORDER BY lexeme;
 SELECT memloom_tsquery_any(ARRAY['pg_hba.conf', 'it''s', 'a\b']);
 SELECT memloom_tsquery_any(ARRAY['a', 'b'], '&');
 SELECT memloom_tsquery_any('{}');
+-- A space or a quote inside a lexeme stays in it, wherever it stands; a repeat counts once.
+SELECT memloom_tsquery_any(ARRAY['a b', 'x'' ''y', 'c', 'c']);
+SELECT memloom_tsquery_any(ARRAY['x'' ''y'], '&');
+-- The same lexemes as the definition (each quoted and escaped, joined by op) over random
+-- lexemes of letters, quotes, spaces and backslashes; the same node count (no lexeme split).
+SELECT setseed(0.32);
+WITH cases AS (
+    SELECT g, ARRAY(SELECT string_agg(substr('ab'' \x', 1 + floor(random() * 6)::int, 1), '')
+                    FROM generate_series(1, 1 + floor(random() * 5)::int) k,
+                         generate_series(1, 1 + floor(random() * 4)::int) w
+                    WHERE g > 0 GROUP BY w) AS a
+    FROM generate_series(1, 500) g),
+defined AS (
+    SELECT c.a, op,
+           (SELECT string_agg('''' || replace(replace(l, '\', '\\'), '''', '''''') || '''', ' ' || op || ' ')
+            FROM unnest(c.a) AS l)::tsquery AS q
+    FROM cases c, (VALUES ('|'), ('&')) o(op))
+SELECT count(*) AS cases,
+       count(*) FILTER (WHERE NOT (memloom_tsquery_any(a, op) @> q AND q @> memloom_tsquery_any(a, op)))
+           AS other_lexemes,
+       count(*) FILTER (WHERE numnode(memloom_tsquery_any(a, op))
+                              <> 2 * (SELECT count(DISTINCT x) FROM unnest(a) x) - 1) AS other_nodes,
+       count(*) FILTER (WHERE position((CASE op WHEN '|' THEN '&' ELSE '|' END) IN memloom_tsquery_any(a, op)::text) > 0
+                              AND position((CASE op WHEN '|' THEN '&' ELSE '|' END) IN array_to_string(a, '')) = 0)
+           AS other_op
+FROM defined;
+-- Inlined into the statement that calls it (sql/0032): no call of its own in the plan.
+DO $$
+DECLARE
+    line text;
+    inlined boolean := false;
+BEGIN
+    FOR line IN EXPLAIN (VERBOSE, COSTS OFF) SELECT memloom_tsquery_any(ARRAY[m.key]) FROM memloom_items m LOOP
+        inlined := inlined OR (line LIKE '%regexp_replace%' AND line NOT LIKE '%memloom_tsquery_any%');
+    END LOOP;
+    IF NOT inlined THEN
+        RAISE EXCEPTION 'memloom_tsquery_any is not inlined';
+    END IF;
+END
+$$;
 
 -- Term frequency recovered from ts_rank: exact up to 255 occurrences (a tsvector keeps no more
 -- positions per lexeme); an exact identifier lexeme (no positions) counts once; absent is 0.

@@ -1,15 +1,33 @@
--- memloom schema 32: the arms' statistics reads keep one plan per session on every pool.
+-- memloom schema 32: less fixed work per keyword and entity arm call.
 --
--- The keyword and entity arms run with plan_cache_mode = force_custom_plan (sql/0006), so on a
--- server every statement in them was planned again on every call, the primary-key reads of the
--- namespace's statistics and of the query terms' document frequencies too: their plan is the
--- same whatever the values, and on the 100k-item bench database planning the terms' statement
--- cost about 0.2 ms a call, more than it ran. They now run under force_generic_plan on every
--- pool; the arms switch back to force_custom_plan for their searches (the keyword tiers, the
--- nearest entities and their mentions), except on a small pool searched exactly, where schema
--- 31 keeps those generic too. The same rows: only when a statement is planned changes, not the
--- plan a statistics read gets. docs/BENCHMARKS.md "The arms' statistics reads plan once
--- (schema 32)".
+-- 1. The arms' statistics reads keep one plan per session on every pool. Both arms run with
+--    plan_cache_mode = force_custom_plan (sql/0006), so on a server every statement in them was
+--    planned again on every call, the primary-key reads of the namespace's statistics and of
+--    the query terms' document frequencies too: their plan is the same whatever the values, and
+--    on the 100k-item bench database planning the terms' statement cost about 0.2 ms a call,
+--    more than it ran. They now run under force_generic_plan on every pool; the arms switch back
+--    to force_custom_plan for their searches (the keyword tiers, the nearest entities and their
+--    mentions), except on a small pool searched exactly, where schema 31 keeps those generic too.
+-- 2. memloom_tsquery_any is one expression the planner inlines. With a FROM it ran as a separate
+--    SQL function, parsed and planned again in every transaction, up to five times per keyword
+--    arm call. The same tsquery but for the order of its lexemes (tsvector order) and repeats
+--    (once each), neither of which changes what it matches.
+-- The same rows and scores. docs/BENCHMARKS.md "Less fixed work per arm call (schema 32)".
+
+CREATE OR REPLACE FUNCTION memloom_tsquery_any(lexemes text[], op text DEFAULT '|') RETURNS tsquery
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- One expression, no FROM, so the planner inlines it (sql/0032). As a function with a FROM
+    -- it ran as a separate SQL function, parsed and planned again in every transaction: up to
+    -- five times per keyword arm call. array_to_tsvector quotes and escapes each lexeme
+    -- verbatim (and drops repeats), its text separating them with single spaces; the pattern
+    -- matches each whole quoted lexeme from its opening quote (the longest match: a quote or a
+    -- space inside one stays in it) and puts op after it, and the last op is cut off.
+    SELECT nullif(regexp_replace(regexp_replace(array_to_tsvector(lexemes)::text,
+                                                '(''(?:[^''\\]|''''|\\.)*'')(?: |$)', '\1 ' || op || ' ', 'g'),
+                                 ' [^ ]+ $', ''), '')::tsquery
+$$;
+COMMENT ON FUNCTION memloom_tsquery_any(text[], text) IS
+'a tsquery of the given lexemes taken verbatim (no parsing or stemming; each once, in tsvector order), joined by op (| or &); null for none; the lexemes must not be null';
 
 CREATE OR REPLACE FUNCTION memloom_keyword_arm(
     query_text text,
