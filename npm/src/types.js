@@ -202,7 +202,7 @@
  * @property {string} reason
  */
 
-/** @typedef {{ items: number, rows: number }} IndexBuild The store's active items, and its stored rows (every version) the HNSW index will hold. */
+/** @typedef {{ items: number }} IndexBuild The store's active items: the rows its HNSW index will hold (superseded versions are not in it). */
 
 /**
  * @typedef {object} IngestOptions
@@ -211,7 +211,7 @@
  * @property {number} [batchFiles] ... or this many changed files (default 500).
  * @property {(p: IngestProgress) => void} [onProgress] Per file, in order, as its batch is written.
  * @property {(w: IngestWarning) => void} [onWarning]
- * @property {(e: IndexBuild) => void} [onIndexBuild] Embedded store: called once before it builds its HNSW indexes, when this write takes it past EMBEDDED_HNSW_THRESHOLD (20,000) active items; the build takes about a minute for 100k stored rows, much longer for a graph past the build memory's cap.
+ * @property {(e: IndexBuild) => void} [onIndexBuild] Embedded store: called once before it builds its HNSW indexes, when this write takes it past EMBEDDED_HNSW_THRESHOLD (20,000) active items; the build takes 15 s to a minute for 25k active items, much longer for a graph past the build memory's cap.
  */
 
 /**

@@ -1,6 +1,6 @@
 -- memloom, the current definition, part 6: the vector arm. The nearest active items by
 -- cosine distance, through the HNSW index when the store has one (memloom_ensure_vector_index,
--- 01_store.sql), exactly otherwise.
+-- 01_store.sql; its active rows), exactly otherwise and as of an instant.
 --
 -- The exact search takes the lim nearest by (distance, id): which of several items at one
 -- distance (the same text saved twice, duplicate chunks) make the cut then never depends on
@@ -28,7 +28,9 @@ BEGIN
     IF lim <= 0 THEN RETURN; END IF;
     -- Planned per call, so with as_of, since and until NULL the time filter folds to
     -- status = 'active' (memloom_visible, 03_pool.sql).
-    IF to_regclass('memloom_items_embedding') IS NULL THEN
+    -- The HNSW index holds the active versions only (sql/0033): a recall as of an instant,
+    -- which sees versions superseded since, searches exactly.
+    IF as_of IS NOT NULL OR to_regclass('memloom_items_embedding') IS NULL THEN
         -- Exact: the lim nearest by (distance, id), ties never by scan order.
         RETURN QUERY
         SELECT m.id, m.embedding <=> q AS distance
@@ -55,5 +57,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_vector_arm(vector, text, integer, text[], timestamptz, timestamptz, timestamptz) IS
-'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index when there is one, else exactly (ties by id)';
+'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index (the active rows) when there is one and as_of is NULL, else exactly (ties by id)';
 

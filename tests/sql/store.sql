@@ -35,8 +35,11 @@ SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
 SELECT memloom_ensure_vector_index();
 SELECT indexname FROM pg_indexes WHERE indexdef LIKE '%USING hnsw%' ORDER BY 1;
 
--- The index path is used (pgvector style: sequential scans off).
+-- The index path is used (pgvector style: sequential scans off) by a search of the active
+-- versions, which are what the pool's index holds (sql/0033); not by one over every version.
+SELECT pg_get_indexdef('memloom_items_embedding'::regclass);
 SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM memloom_items WHERE status = 'active' ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM memloom_items ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
 RESET enable_seqscan;
 

@@ -59,10 +59,10 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
 
 /**
  * What a write says before the embedded store builds its HNSW indexes: the one step of a long
- * import that advances no counter (about a minute for 100k stored rows, much longer past the
+ * import that advances no counter (15 s to a minute for 25k active items, much longer past the
  * build memory's cap: docs/BENCHMARKS.md "Bulk remember"), which looked like a hang.
  * @param {import('../types.js').IndexBuild} e
  */
-export function indexBuildLine({ items, rows }) {
-  return `the store holds ${items} active items now: building its vector index over ${rows} stored rows (once; minutes on a large store, longer when its graph outgrows memory)`;
+export function indexBuildLine({ items }) {
+  return `the store holds ${items} active items now: building its vector index over them (once; minutes on a large store, longer when its graph outgrows memory)`;
 }

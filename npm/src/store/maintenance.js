@@ -49,8 +49,8 @@ export const ANALYZE_CHECK_EVERY = 64;
  * writes, not the namespace. `small` (remember, forget): the growth check runs every
  * ANALYZE_CHECK_EVERY such writes, not each time (it costs a few catalog reads).
  * @param {Store} store
- * @param {{ small?: boolean, onIndexBuild?: (e: { items: number, rows: number }) => void }} [options] onIndexBuild:
- *   told before the embedded store builds its HNSW indexes (a minute or more per 100k items),
+ * @param {{ small?: boolean, onIndexBuild?: (e: { items: number }) => void }} [options] onIndexBuild:
+ *   told before the embedded store builds its HNSW indexes (15 s to a minute per 25k items),
  *   so a long import can say why it went quiet.
  */
 export async function afterWrite(store, { small = false, onIndexBuild } = {}) {
@@ -99,7 +99,7 @@ export async function activeItems(store) {
   return rows[0].n;
 }
 
-/** Store#maintainVectorIndex (store.js documents it). @param {Store} store @param {{ force?: boolean, onIndexBuild?: (e: { items: number, rows: number }) => void }} [options] */
+/** Store#maintainVectorIndex (store.js documents it). @param {Store} store @param {{ force?: boolean, onIndexBuild?: (e: { items: number }) => void }} [options] */
 export async function maintainVectorIndex(store, { force = false, onIndexBuild } = {}) {
   if (store._vectorIndex) return true;
   if (store.embedder.dims > HNSW_MAX_DIMS) return false;
@@ -120,10 +120,10 @@ export async function maintainVectorIndex(store, { force = false, onIndexBuild }
     return (store._vectorIndex = true);
   }
   if (!(await hasVectorIndex(store))) {
-    const { rows: [n] } = await store.db.query('SELECT (SELECT count(*) FROM memloom_items) AS items, (SELECT count(*) FROM memloom_entities) AS entities');
-    const rows = Number(n.items);
-    onIndexBuild?.({ items: active, rows });
-    const mb = indexBuildMemoryMb(rows + Number(n.entities), store.embedder.dims);
+    // The pool's index holds its active items only (sql/0033), not every stored version.
+    const { rows: [n] } = await store.db.query('SELECT count(*) AS entities FROM memloom_entities');
+    onIndexBuild?.({ items: active });
+    const mb = indexBuildMemoryMb(active + Number(n.entities), store.embedder.dims);
     await store.db.transaction(async (tx) => {
       if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
       await tx.query('SELECT memloom_ensure_vector_index()');
