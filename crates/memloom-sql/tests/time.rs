@@ -6,7 +6,7 @@ use memloom_sql::{
 };
 use tokio_postgres::Client;
 
-use crate::util::{embed, TestDb, HASH_V1_STORE};
+use crate::util::{embed, ids, TestDb, HASH_V1_STORE};
 
 /// A small deterministic generator (xorshift64*), so a failure replays.
 struct Rng(u64);
@@ -462,39 +462,29 @@ async fn the_vector_index_holds_the_active_versions_and_as_of_searches_exactly()
     }
     db.refresh_stats("ns").await;
     let arm = |q: &'static str, as_of: Option<String>| async move {
-        c.query(
+        ids(
+            c,
             "SELECT a.id FROM memloom_vector_arm($1::real[]::vector, 'ns', 10, NULL, $2::text::timestamptz) a",
             &[&embed(q), &as_of],
         )
         .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get::<_, i64>(0))
-        .collect::<Vec<_>>()
     };
     let exact_at = |q: &'static str, at: String| async move {
-        c.query(
+        ids(
+            c,
             "SELECT id FROM memloom_items WHERE namespace = 'ns'
                AND valid_from <= $2::text::timestamptz AND (valid_to IS NULL OR valid_to > $2::text::timestamptz)
              ORDER BY embedding <=> $1::real[]::vector, id LIMIT 10",
             &[&embed(q), &at],
         )
         .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get::<_, i64>(0))
-        .collect::<Vec<_>>()
     };
-    let active: Vec<i64> = c
-        .query(
-            "SELECT id FROM memloom_items WHERE namespace = 'ns' AND status = 'active'",
-            &[],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let active = ids(
+        c,
+        "SELECT id FROM memloom_items WHERE namespace = 'ns' AND status = 'active'",
+        &[],
+    )
+    .await;
     assert_eq!(active.len(), 60);
     for q in [
         "freeze deploy",

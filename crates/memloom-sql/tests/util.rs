@@ -5,6 +5,21 @@ use tokio_postgres::{AsyncMessage, Client, Config, NoTls};
 
 pub use memloom_core::embed;
 
+/// The first column (an id) of every row `sql` returns, in order.
+pub async fn ids(
+    client: &Client,
+    sql: &str,
+    params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+) -> Vec<i64> {
+    client
+        .query(sql, params)
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
 /// hash-v1 as memloom_meta records it.
 pub const HASH_V1_STORE: memloom_sql::StoreEmbedder<'static> = memloom_sql::StoreEmbedder {
     name: memloom_core::HASH_V1.name,
