@@ -49,7 +49,8 @@ BEGIN
         -- superseded version in the graph only took a place in the search's candidates (on an
         -- import of 25,000 keys x 4 versions the vector arm's top 10 held 57% of the exact
         -- one's, 87% over the active rows alone) and cost its build and an insert per
-        -- supersede. An as_of recall searches exactly (memloom_vector_arm).
+        -- supersede. A recall as of an instant finds the versions valid then but no longer
+        -- through memloom_items_valid_to (memloom_vector_arm).
         CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops)
             WHERE status = 'active';
         built := true;

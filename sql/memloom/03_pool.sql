@@ -77,6 +77,10 @@ CREATE INDEX memloom_items_tsv ON memloom_items USING gin (tsv);
 -- Only memories link.
 CREATE INDEX memloom_items_supersedes ON memloom_items (supersedes) WHERE supersedes IS NOT NULL;
 CREATE INDEX memloom_items_superseded_by ON memloom_items (superseded_by) WHERE superseded_by IS NOT NULL;
+-- The versions that stopped being valid (superseded, forgotten, removed chunks), by when: a
+-- recall as of an instant finds those still valid then here, the active ones through the HNSW
+-- index (which holds only those, sql/0033; memloom_vector_arm).
+CREATE INDEX memloom_items_valid_to ON memloom_items (namespace, valid_to) WHERE valid_to IS NOT NULL;
 
 -- Which rows a recall sees (docs/TIME.md). as_of NULL: the active versions (status, the path
 -- of today's plans: the arms are planned per call, so the NULL folds away and the predicate is

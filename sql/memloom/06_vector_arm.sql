@@ -1,6 +1,6 @@
 -- memloom, the current definition, part 6: the vector arm. The nearest active items by
 -- cosine distance, through the HNSW index when the store has one (memloom_ensure_vector_index,
--- 01_store.sql; its active rows), exactly otherwise and as of an instant.
+-- 01_store.sql; it holds the active rows), exactly otherwise.
 --
 -- The exact search takes the lim nearest by (distance, id): which of several items at one
 -- distance (the same text saved twice, duplicate chunks) make the cut then never depends on
@@ -24,13 +24,19 @@ SET hnsw.iterative_scan = 'relaxed_order'
 SET hnsw.ef_search = 40
 AS $$
 #variable_conflict use_column
+DECLARE
+    cand_ids  bigint[];            -- as of an instant: those no longer valid, then the active
+    cand_dist double precision[];
+    bound     double precision;
+    kept      integer := 0;
+    r         record;
+    seqscan   text;
+    sort      text;
 BEGIN
     IF lim <= 0 THEN RETURN; END IF;
     -- Planned per call, so with as_of, since and until NULL the time filter folds to
     -- status = 'active' (memloom_visible, 03_pool.sql).
-    -- The HNSW index holds the active versions only (sql/0033): a recall as of an instant,
-    -- which sees versions superseded since, searches exactly.
-    IF as_of IS NOT NULL OR to_regclass('memloom_items_embedding') IS NULL THEN
+    IF to_regclass('memloom_items_embedding') IS NULL THEN
         -- Exact: the lim nearest by (distance, id), ties never by scan order.
         RETURN QUERY
         SELECT m.id, m.embedding <=> q AS distance
@@ -44,18 +50,63 @@ BEGIN
     -- ef_search bounds how many neighbours HNSW returns; the iterative scan keeps going when
     -- the namespace/time/kind filter removes rows. Both are reset when the function returns.
     PERFORM set_config('hnsw.ef_search', least(greatest(lim, 40), 1000)::text, true);
+    IF as_of IS NULL THEN
+        RETURN QUERY
+        SELECT a.id, a.distance FROM (
+            SELECT m.id, m.embedding <=> q AS distance
+            FROM memloom_items m
+            WHERE m.namespace = ns AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+              AND (kinds IS NULL OR m.kind = ANY (kinds))
+            ORDER BY m.embedding <=> q
+            LIMIT lim
+        ) a
+        ORDER BY a.distance, a.id;  -- relaxed_order may return neighbours slightly out of order
+        RETURN;
+    END IF;
+    -- As of an instant, the versions valid then are those that stopped being valid after it
+    -- (superseded, forgotten or removed since: memloom_items_valid_to finds them by when; searched
+    -- exactly) and the active ones saved by then, which the HNSW index holds (only those,
+    -- sql/0033). The two are disjoint: valid_to is NULL exactly for the active rows. The index
+    -- gives the active versions nearest first, and those saved after the instant are skipped
+    -- here rather than filtered inside its scan, so the walk ends once it is past the lim-th
+    -- nearest of the others: filtered to a few old rows, the scan walked up to
+    -- hnsw.max_scan_tuples rows before it gave up (0.3 s on an embedded store).
+    SELECT coalesce(array_agg(h.id ORDER BY h.distance, h.id), '{}'),
+           coalesce(array_agg(h.distance ORDER BY h.distance, h.id), '{}')
+      INTO cand_ids, cand_dist
+    FROM (SELECT m.id, m.embedding <=> q AS distance
+          FROM memloom_items m
+          WHERE m.namespace = ns AND m.valid_to > as_of
+            AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+            AND (kinds IS NULL OR m.kind = ANY (kinds))
+          ORDER BY m.embedding <=> q, m.id
+          LIMIT lim) h;
+    bound := CASE WHEN cardinality(cand_ids) >= lim THEN cand_dist[lim] END;  -- NULL: no bound
+    -- The walk below is read a row at a time: through the index, never a sort of every active
+    -- row (the planner's choice for a large LIMIT); the caller's settings are put back after.
+    seqscan := current_setting('enable_seqscan');
+    sort := current_setting('enable_sort');
+    PERFORM set_config('enable_seqscan', 'off', true), set_config('enable_sort', 'off', true);
+    FOR r IN SELECT m.id, m.embedding <=> q AS distance, m.valid_from
+             FROM memloom_items m
+             WHERE m.namespace = ns AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, NULL, since, until)
+               AND (kinds IS NULL OR m.kind = ANY (kinds))
+             ORDER BY m.embedding <=> q
+             LIMIT 20000 LOOP  -- pgvector's hnsw.max_scan_tuples: an iterative scan stops there
+        EXIT WHEN r.distance > bound;
+        CONTINUE WHEN r.valid_from > as_of;
+        cand_ids := cand_ids || r.id;
+        cand_dist := cand_dist || r.distance;
+        kept := kept + 1;
+        EXIT WHEN kept >= lim;
+    END LOOP;
+    PERFORM set_config('enable_seqscan', seqscan, true), set_config('enable_sort', sort, true);
     RETURN QUERY
-    SELECT a.id, a.distance FROM (
-        SELECT m.id, m.embedding <=> q AS distance
-        FROM memloom_items m
-        WHERE m.namespace = ns AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
-          AND (kinds IS NULL OR m.kind = ANY (kinds))
-        ORDER BY m.embedding <=> q
-        LIMIT lim
-    ) a
-    ORDER BY a.distance, a.id;  -- relaxed_order may return neighbours slightly out of order
+    SELECT u.id, u.distance FROM unnest(cand_ids, cand_dist) AS u(id, distance)
+    ORDER BY u.distance, u.id
+    LIMIT lim;
 END
 $$;
 COMMENT ON FUNCTION memloom_vector_arm(vector, text, integer, text[], timestamptz, timestamptz, timestamptz) IS
-'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index (the active rows) when there is one and as_of is NULL, else exactly (ties by id)';
+'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index when there is one (it holds the active rows; as of an instant, the versions no longer valid now but valid then are searched exactly beside it), else exactly (ties by id)';
 

@@ -99,9 +99,9 @@ async fn each_arm_uses_its_index() {
     );
     assert!(!conditions(&plans).contains("valid_from"), "{plans}");
 
-    // With as_of (and since / until) the keyword and entity arms use the same indexes, the time
-    // filter applied to their rows; the vector arm searches exactly, since the HNSW index holds
-    // the active versions only (sql/0033).
+    // With as_of (and since / until) the same indexes, the time filter applied to their rows;
+    // the HNSW index holds the active rows, and the versions valid then but not now come from
+    // memloom_items_valid_to (none here: nothing was superseded; sql/0033).
     client
         .batch_execute("SET auto_explain.log_min_duration = 0")
         .await
@@ -115,60 +115,31 @@ async fn each_arm_uses_its_index() {
         .unwrap();
     let plans: Vec<String> = notices.try_iter().collect();
     let plans = plans.join("\n----\n");
-    // Each arm's votes (id, rank); the unscored tail past them comes from deeper scans.
-    let votes = |rows: &[memloom_sql::FusedRow], arm: fn(&memloom_sql::FusedRow) -> Option<i32>| {
-        let mut v: Vec<(i64, i32)> = rows
-            .iter()
+    // The voted (fused) results; the unscored tail past them comes from deeper approximate HNSW
+    // scans, whose neighbours may differ when the scan also filters by time (docs/TIME.md).
+    let voted = |rows: &[memloom_sql::FusedRow]| {
+        rows.iter()
             .filter(|r| r.rrf_score > 0.0)
-            .filter_map(|r| arm(r).map(|rank| (r.id, rank)))
-            .collect();
-        v.sort_by_key(|&(_, rank)| rank);
-        v
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
     };
-    let (keyword, entity) = (
-        |r: &memloom_sql::FusedRow| r.keyword_rank,
-        |r: &memloom_sql::FusedRow| r.entity_rank,
-    );
-    // The identifier matches one item; the entity 7 anchors mentions.
-    assert!(!votes(&rows, keyword).is_empty(), "{rows:?}");
-    assert!(votes(&rows, entity).len() >= 5, "{rows:?}");
+    assert!(voted(&rows).len() >= 20, "{rows:?}");
     assert_eq!(
-        votes(&timed, keyword),
-        votes(&rows, keyword),
+        voted(&timed),
+        voted(&rows),
         "every item is valid in 2999 and saved after 2000"
     );
-    assert_eq!(votes(&timed, entity), votes(&rows, entity));
-    // The vector arm's votes as of 2999: the exact 50 nearest by (distance, id), those at a
-    // distance below 1.
-    let exact: Vec<(i64, i32)> = client
-        .query(
-            "SELECT id, distance FROM (
-                 SELECT id, embedding <=> $1::real[]::vector AS distance FROM memloom_items
-                 WHERE namespace = 'ns' AND status = 'active' ORDER BY 2, 1 LIMIT 50) t",
-            &[&embed(query)],
-        )
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.get::<_, f64>(1) < 1.0)
-        .enumerate()
-        .map(|(i, r)| (r.get(0), i as i32 + 1))
-        .collect();
-    assert!(exact.len() >= 10, "{exact:?}");
-    assert_eq!(votes(&timed, |r| r.vector_rank), exact);
     for index in [
+        "Index Scan using memloom_items_embedding",
         "Bitmap Index Scan on memloom_items_tsv",
         "Index Scan using memloom_entities_embedding",
+        "memloom_items_valid_to",
     ] {
         assert!(
             plans.contains(index),
             "with as_of, no {index:?} in the plans:\n{plans}"
         );
     }
-    assert!(
-        !plans.contains("Index Scan using memloom_items_embedding"),
-        "with as_of, the vector arm went through the HNSW index:\n{plans}"
-    );
     assert!(conditions(&plans).contains("valid_from <="), "{plans}");
     assert!(!plans.contains("Seq Scan on memloom_items"), "{plans}");
     db.drop_db().await;
