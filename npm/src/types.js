@@ -236,6 +236,7 @@
  * @property {string} [key] A stable name: a new memory with the same key supersedes the active one.
  * @property {Record<string, unknown>} [metadata]
  * @property {Instant} [at] When the event the memory describes happened (its event time), distinct from when it is saved.
+ * @property {(e: IndexBuild) => void} [onIndexBuild] As IngestOptions.onIndexBuild: the remember that takes an embedded store past EMBEDDED_HNSW_THRESHOLD, or the first write after an index of every version (built before schema 33), builds the index first.
  */
 
 /**

@@ -45,3 +45,29 @@ test('the build memory: the default for a small graph, the estimate up to the ca
   assert.ok(indexBuildMemoryMb(60_000, 256) < mb);
   assert.equal(indexBuildMemoryMb(1_000_000, 256), null);
 });
+
+test('an embedded store indexed before schema 33 (every version) rebuilds its index once over the active ones', async () => {
+  const store = await openStore({});
+  try {
+    const texts = ['deploy freeze on friday', 'the orders api listens on port 8080', 'retry the queue worker on timeout', 'heap limit of the node process'];
+    for (const [i, text] of texts.entries()) await store.remember(text, { key: `k${i % 3}` });
+    const queries = ['deploy friday', 'which port does the orders api use', 'worker retries'];
+    // The index an older schema built: every stored version.
+    await store.db.query('SELECT memloom_ensure_vector_index()');
+    await store.db.query('DROP INDEX memloom_items_embedding');
+    await store.db.query('CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops)');
+    const holds = async () => (await store.db.query('SELECT memloom_vector_index_holds_history() AS h')).rows[0].h;
+    assert.equal(await holds(), true);
+    const before = [];
+    for (const q of queries) before.push(ids(await store.recall(q)));
+    const seen = [];
+    assert.equal(await store.maintainVectorIndex({ force: true, onIndexBuild: (e) => seen.push(e) }), true);
+    assert.deepEqual(seen, [{ items: 3 }]);
+    assert.equal(await holds(), false);
+    const { rows: [{ def }] } = await store.db.query(`SELECT pg_get_indexdef('memloom_items_embedding'::regclass) AS def`);
+    assert.match(def, /WHERE \(status = 'active'::text\)/);
+    for (const [i, q] of queries.entries()) assert.deepEqual(ids(await store.recall(q)), before[i], q);
+  } finally {
+    await store.close();
+  }
+});

@@ -135,3 +135,13 @@ LANGUAGE sql STABLE AS $$
 $$;
 COMMENT ON FUNCTION memloom_vector_index_exists() IS
 'whether the pool''s HNSW index (memloom_items_embedding, built by memloom_ensure_vector_index) exists';
+
+-- Whether the pool's HNSW index holds every stored version, as one built before schema 33 does,
+-- rather than the active ones only: the embedded npm store rebuilds such an index once.
+CREATE FUNCTION memloom_vector_index_holds_history() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT i.indpred IS NULL FROM pg_catalog.pg_index i
+                     WHERE i.indexrelid = to_regclass('memloom_items_embedding')), false)
+$$;
+COMMENT ON FUNCTION memloom_vector_index_holds_history() IS
+'whether the pool''s HNSW index exists and holds every stored version (built before schema 33) instead of the active ones only';

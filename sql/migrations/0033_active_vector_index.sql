@@ -11,8 +11,10 @@
 -- those valid then but not now through the new memloom_items_valid_to (namespace, valid_to),
 -- searched exactly, and the active ones saved by then through the index, nearest first, until
 -- it is past the lim-th nearest of the others.
--- An index built before this schema keeps all rows and still works; DROP INDEX
--- memloom_items_embedding, then SELECT memloom_ensure_vector_index(), builds the partial one.
+-- An index built before this schema keeps all rows and still works (rebuilding it here would
+-- hold a server's pool locked for minutes): memloom_vector_index_holds_history() tells, the
+-- embedded npm store rebuilds it once, and on a server DROP INDEX memloom_items_embedding, then
+-- SELECT memloom_ensure_vector_index(), builds the partial one.
 -- docs/BENCHMARKS.md "The vector index holds the active versions (schema 33)".
 
 -- The versions that stopped being valid (superseded, forgotten, removed chunks), by when.
@@ -155,5 +157,15 @@ END
 $$;
 COMMENT ON FUNCTION memloom_vector_arm(vector, text, integer, text[], timestamptz, timestamptz, timestamptz) IS
 'the vector arm: the lim items of the namespace (and kinds) a recall sees (memloom_visible: the active ones, or those valid at as_of; event time between since and until) nearest to q by cosine distance, through the HNSW index when there is one (it holds the active rows; as of an instant, the versions no longer valid now but valid then are searched exactly beside it), else exactly (ties by id)';
+
+-- Whether the pool's HNSW index holds every stored version, as one built before schema 33 does,
+-- rather than the active ones only: the embedded npm store rebuilds such an index once.
+CREATE FUNCTION memloom_vector_index_holds_history() RETURNS boolean
+LANGUAGE sql STABLE AS $$
+    SELECT coalesce((SELECT i.indpred IS NULL FROM pg_catalog.pg_index i
+                     WHERE i.indexrelid = to_regclass('memloom_items_embedding')), false)
+$$;
+COMMENT ON FUNCTION memloom_vector_index_holds_history() IS
+'whether the pool''s HNSW index exists and holds every stored version (built before schema 33) instead of the active ones only';
 
 UPDATE memloom_meta SET schema_version = greatest(schema_version, 33);

@@ -42,6 +42,15 @@ SET enable_seqscan = off;
 EXPLAIN (COSTS OFF) SELECT id FROM memloom_items WHERE status = 'active' ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
 EXPLAIN (COSTS OFF) SELECT id FROM memloom_items ORDER BY embedding <=> '[1,0,0]' LIMIT 5;
 RESET enable_seqscan;
+-- An index built before schema 33 (every version) is told apart from the partial one.
+SELECT memloom_vector_index_holds_history();
+DROP INDEX memloom_items_embedding;
+CREATE INDEX memloom_items_embedding ON memloom_items USING hnsw (embedding vector_cosine_ops);
+SELECT memloom_vector_index_holds_history();
+DROP INDEX memloom_items_embedding;
+SELECT memloom_vector_index_holds_history();
+SELECT memloom_ensure_vector_index();
+SELECT memloom_vector_index_holds_history();
 
 -- A store of any embedder but hash (dense vectors) has no non-zero-dimension index (sql/0022).
 SELECT to_regclass('memloom_entities_support') IS NULL AS dense_store_has_no_support_index;

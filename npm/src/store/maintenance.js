@@ -119,13 +119,17 @@ export async function maintainVectorIndex(store, { force = false, onIndexBuild }
     }
     return (store._vectorIndex = true);
   }
-  if (!(await hasVectorIndex(store))) {
-    // The pool's index holds its active items only (sql/0033), not every stored version.
+  // The pool's index holds its active items only (sql/0033). One built before holds every stored
+  // version: rebuilt once, in the same transaction as its drop (a failed build keeps the old one).
+  const present = await hasVectorIndex(store);
+  const rebuild = present && (await store.db.query('SELECT memloom_vector_index_holds_history() AS h')).rows[0].h;
+  if (!present || rebuild) {
     const { rows: [n] } = await store.db.query('SELECT count(*) AS entities FROM memloom_entities');
     onIndexBuild?.({ items: active });
     const mb = indexBuildMemoryMb(active + Number(n.entities), store.embedder.dims);
     await store.db.transaction(async (tx) => {
       if (mb) await tx.query(`SET LOCAL maintenance_work_mem = '${mb}MB'`);
+      if (rebuild) await tx.query('DROP INDEX memloom_items_embedding');
       await tx.query('SELECT memloom_ensure_vector_index()');
     });
   }

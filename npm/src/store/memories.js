@@ -24,13 +24,16 @@ function checkMemory(r, what) {
 }
 
 /** Store#remember (store.js documents it). @param {Store} store @param {string} text @param {import('../types.js').RememberOptions} [options] */
-export async function remember(store, text, { key, metadata, at } = {}) {
-  const [out] = await rememberMany(store, [{ text, key, metadata, at }]);
+export async function remember(store, text, { key, metadata, at, onIndexBuild } = {}) {
+  const [out] = await rememberMany(store, [{ text, key, metadata, at }], { onIndexBuild });
   return out;
 }
 
-/** Store#rememberMany (store.js documents it). @param {Store} store @param {import('../types.js').MemoryRecord[]} records */
-export async function rememberMany(store, records) {
+/**
+ * Store#rememberMany (store.js documents it). @param {Store} store @param {import('../types.js').MemoryRecord[]} records
+ * @param {{ onIndexBuild?: (e: import('../types.js').IndexBuild) => void }} [options]
+ */
+export async function rememberMany(store, records, { onIndexBuild } = {}) {
   // The instant rule and the vectors' array literal are the core's; a browser store with an API
   // embedder may not have loaded it.
   await ensureReady();
@@ -53,7 +56,7 @@ export async function rememberMany(store, records) {
     ),
   );
   const out = rows.map((row, i) => ({ id: Number(row.id), key: records[i].key ?? null, version: Number(row.version) }));
-  await afterWrite(store, { small: true });
+  await afterWrite(store, { small: true, onIndexBuild });
   return out;
 }
 

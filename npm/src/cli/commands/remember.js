@@ -32,7 +32,7 @@ export default {
     if (o.batchSize !== undefined) throw new UsageError('--batch-size goes with --file memories.jsonl');
     if (text === undefined) throw new UsageError('remember takes one text argument (quote it), or --file memories.jsonl');
     return ctx.withStore(async (store) => {
-      const r = await store.remember(text, { key: o.key, at: toInstant(o.at, '--at') });
+      const r = await store.remember(text, { key: o.key, at: toInstant(o.at, '--at'), onIndexBuild: (e) => ctx.info(indexBuildLine(e)) });
       if (ctx.json) ctx.outJson({ id: r.id, key: r.key ?? null, version: r.version });
       else
         ctx.out(
