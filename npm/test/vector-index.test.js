@@ -8,13 +8,18 @@ import { openStore } from '../src/entry-node.js';
 import { EMBEDDED_INDEX_BUILD_MAX_MB, indexBuildMemoryMb } from '../src/store/maintenance.js';
 
 const ids = (r) => r.results.map((x) => x.id);
+const queries = ['deploy friday', 'which port does the orders api use', 'worker retries'];
+
+/** Four memories over three keys: 3 active items, 4 stored rows (one superseded version). */
+async function rememberVersions(store) {
+  const texts = ['deploy freeze on friday', 'the orders api listens on port 8080', 'retry the queue worker on timeout', 'heap limit of the node process'];
+  for (const [i, text] of texts.entries()) await store.remember(text, { key: `k${i % 3}` });
+}
 
 test('the embedded vector index build is announced, gets its own memory, and changes no result', async () => {
   const store = await openStore({});
   try {
-    const texts = ['deploy freeze on friday', 'the orders api listens on port 8080', 'retry the queue worker on timeout', 'heap limit of the node process'];
-    for (const [i, text] of texts.entries()) await store.remember(text, { key: `k${i % 3}` });
-    const queries = ['deploy friday', 'which port does the orders api use', 'worker retries'];
+    await rememberVersions(store);
     const before = [];
     for (const q of queries) before.push(ids(await store.recall(q)));
     const { rows: [{ maintenance_work_mem: base }] } = await store.db.query('SHOW maintenance_work_mem');
@@ -49,9 +54,7 @@ test('the build memory: the default for a small graph, the estimate up to the ca
 test('an embedded store indexed before schema 33 (every version) rebuilds its index once over the active ones', async () => {
   const store = await openStore({});
   try {
-    const texts = ['deploy freeze on friday', 'the orders api listens on port 8080', 'retry the queue worker on timeout', 'heap limit of the node process'];
-    for (const [i, text] of texts.entries()) await store.remember(text, { key: `k${i % 3}` });
-    const queries = ['deploy friday', 'which port does the orders api use', 'worker retries'];
+    await rememberVersions(store);
     // The index an older schema built: every stored version.
     await store.db.query('SELECT memloom_ensure_vector_index()');
     await store.db.query('DROP INDEX memloom_items_embedding');
