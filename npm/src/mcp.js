@@ -9,6 +9,7 @@
 //
 // The MCP SDK is an optional peer dependency: importing this module loads it, and says which
 // package to install when it is missing.
+import { indexBuildLine } from './cli/progress.js';
 import { importOptional } from './optional.js';
 import { MemloomError } from './store.js';
 import { DEFAULT_LIMIT, INSTRUCTIONS, TOOLS, formatRecall, rememberError, rememberedText, toolError } from './tools.js';
@@ -27,9 +28,9 @@ const { StdioServerTransport } = await importOptional('@modelcontextprotocol/sdk
 export function createMcpServer(store, { version = '0.0.0', log = (s) => process.stderr.write(s + '\n') } = {}) {
   const server = new McpServer({ name: 'memloom', title: 'memloom', version }, { instructions: INSTRUCTIONS });
   const tool = (name, handler) =>
-    server.registerTool(name, TOOLS[name], async (args) => {
+    server.registerTool(name, TOOLS[name], async (args, extra) => {
       try {
-        return await handler(args ?? {});
+        return await handler(args ?? {}, extra);
       } catch (e) {
         if (!(e instanceof MemloomError)) log(`memloom mcp: ${name} failed: ${e?.stack ?? e}`);
         return toolError(e instanceof MemloomError ? e.message : `${name} failed: ${e?.message ?? e}; retry, and if it persists see the server's stderr`);
@@ -42,11 +43,24 @@ export function createMcpServer(store, { version = '0.0.0', log = (s) => process
     return { content: [{ type: 'text', text: formatRecall(r) }], structuredContent: r };
   });
 
-  tool('remember', async ({ text, key, at }) => {
+  tool('remember', async ({ text, key, at }, extra) => {
     const invalid = rememberError(text, key);
     if (invalid) return toolError(invalid);
-    const r = await store.remember(text, { key, at });
-    return { content: [{ type: 'text', text: rememberedText(r) }], structuredContent: { id: r.id, key: r.key, version: r.version } };
+    // The remember that takes an embedded store past its HNSW threshold (or the first after an
+    // index of every version) builds the index first: up to minutes in which the call seems to
+    // hang. Said in the server's log, to a client that asked for progress, and in the answer.
+    let built = null;
+    const onIndexBuild = (e) => {
+      built = e;
+      log(`memloom mcp: ${indexBuildLine(e)}`);
+      const progressToken = extra?._meta?.progressToken;
+      if (progressToken !== undefined) {
+        extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: 0, message: indexBuildLine(e) } }).catch(() => {});
+      }
+    };
+    const r = await store.remember(text, { key, at, onIndexBuild });
+    const said = rememberedText(r) + (built ? `\n(the store built its vector index over ${built.items} active items first, once)` : '');
+    return { content: [{ type: 'text', text: said }], structuredContent: { id: r.id, key: r.key, version: r.version } };
   });
 
   tool('forget', async ({ id, key }) => {

@@ -251,3 +251,41 @@ test('a second process on the served embedded store is stopped by the lock: one 
   const h = await call('history', { key: 'second-process' });
   assert.equal(h.isError, true, text(h));
 });
+
+test('a remember that builds the vector index says so: server log, progress to a client that asked, the answer', async () => {
+  const { createMcpServer } = await import('../src/mcp.js');
+  const { InMemoryTransport } = await import('@modelcontextprotocol/sdk/inMemory.js');
+  const { openStore } = await import('../src/entry-node.js');
+  const mem = await openStore({});
+  // The build itself needs 20,000 active items (vector-index.test.js covers it); here the
+  // store's remember reports one, as it does when it crosses the threshold.
+  const remember = mem.remember.bind(mem);
+  mem.remember = async (text, options) => {
+    options.onIndexBuild({ items: 20000 });
+    return remember(text, options);
+  };
+  const logged = [];
+  const server = createMcpServer(mem, { log: (s) => logged.push(s) });
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const local = new Client({ name: 'memloom-test', version: '1.0.0' });
+  try {
+    await server.connect(serverSide);
+    await local.connect(clientSide);
+    const progress = [];
+    const r = await local.callTool({ name: 'remember', arguments: { text: 'the build server is ci-7', key: 'ci' } }, undefined, { onprogress: (p) => progress.push(p) });
+    assert.ok(!r.isError, text(r));
+    assert.match(text(r), /built its vector index over 20000 active items/);
+    assert.equal(logged.length, 1);
+    assert.match(logged[0], /^memloom mcp: the store holds 20000 active items now: building its vector index/);
+    assert.equal(progress.length, 1);
+    assert.match(progress[0].message, /building its vector index/);
+    // Without a build nothing extra is said.
+    mem.remember = remember;
+    const plain = await local.callTool({ name: 'remember', arguments: { text: 'the build server is ci-8', key: 'ci' } });
+    assert.doesNotMatch(text(plain), /vector index/);
+    assert.equal(logged.length, 1);
+  } finally {
+    await local.close();
+    await mem.close();
+  }
+});
