@@ -569,3 +569,142 @@ async fn recall_does_not_depend_on_the_plan() {
     );
     db.drop_db().await;
 }
+
+/// memloom_keyword_arm's (id, score) rows in namespace a, 10 deep, scan cap `cap`.
+async fn keyword_rows(client: &Client, q: &str, cap: i32) -> Vec<(i64, f64)> {
+    client
+        .query(
+            "SELECT id, score FROM memloom_keyword_arm($1, 'a', 10, NULL, $2, NULL)",
+            &[&q, &cap],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect()
+}
+
+/// A capped tier of common words reads the heap from its start, and past the bound it estimated
+/// goes on as before (sql/0034): the same rows as the index alone, for the superuser and a tenant. The
+/// pool is past memloom_small_pool's 10,000 rows, where the arm plans per call.
+#[tokio::test]
+async fn common_words_read_the_heap_and_keep_the_index_rows() {
+    let Some(db) = TestDb::migrated("tenant_heap").await else {
+        return;
+    };
+    memloom_sql::init_store(&db.client, &crate::util::HASH_V1_STORE, false)
+        .await
+        .unwrap();
+    // worker: in every item; alpha: the first half; omega: the second half; both together only
+    // in the last 100 items, where a heap scan bounded by the independence estimate (a quarter of
+    // the items) never reaches, so the index finds them past its bound.
+    db.client
+        .batch_execute(
+            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END, 'chunk', 'doc' || g || '.md',
+                    'the worker ' || CASE WHEN g <= 6000 THEN 'alpha ' ELSE 'omega ' END
+                      || CASE WHEN g > 11900 THEN 'alpha omega ' ELSE '' END
+                      || repeat('and the worker ', g % 7) || repeat(md5(g::text) || ' ', 1 + g % 11),
+                    v.e
+             FROM generate_series(1, 12000) g,
+                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
+                           FROM generate_series(1, 256) WHERE g > 0) v;
+             SELECT memloom_refresh_stats('a');
+             ANALYZE memloom_items;",
+        )
+        .await
+        .expect("load 12k items");
+    let small: bool = db
+        .client
+        .query_one("SELECT memloom_small_pool()", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert!(!small, "the fixture must be past the small pool's bound");
+    let tenant = "memloom_sql_tenant_heap";
+    db.create_bound_role(tenant, &["a"]).await;
+    let app = db.connect_as(tenant).await;
+    set_namespace(&app, "a").await.unwrap();
+    let (heap, notices) = db.connect_with_notices().await;
+    heap.batch_execute(
+        "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+         SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;
+         SET auto_explain.log_analyze = on; SET auto_explain.log_timing = off;",
+    )
+    .await
+    .unwrap();
+    let index_only = db.connect_as(tenant).await;
+    set_namespace(&index_only, "a").await.unwrap();
+    index_only
+        .batch_execute("SET memloom.keyword_heap_scan = off")
+        .await
+        .unwrap();
+
+    let ids = |rows: Vec<memloom_sql::FusedRow>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+    db.client
+        .batch_execute("SET memloom.keyword_heap_scan = off")
+        .await
+        .unwrap();
+    for q in ["worker", "alpha worker", "alpha omega", "omega the worker"] {
+        for cap in [20, 200] {
+            let want = keyword_rows(&db.client, q, cap).await;
+            assert_eq!(want.len(), 10, "{q:?}, scan cap {cap}");
+            assert_eq!(
+                keyword_rows(&heap, q, cap).await,
+                want,
+                "{q:?}, scan cap {cap}: heap scan"
+            );
+            let mut params = memloom_sql::FuseParams::new(q, embed(q), "a", 10);
+            params.keyword_scan_cap = Some(cap);
+            params.arms = Some(vec!["keyword".into()]);
+            let want_fused = ids(memloom_sql::fuse(&index_only, &params).await.unwrap());
+            assert_eq!(
+                want_fused,
+                want.iter().map(|r| r.0).collect::<Vec<_>>(),
+                "{q:?}, scan cap {cap}: memloom_fuse's keyword arm"
+            );
+            assert_eq!(
+                ids(memloom_sql::fuse(&app, &params).await.unwrap()),
+                want_fused,
+                "{q:?}, scan cap {cap}: as the tenant, heap scan"
+            );
+        }
+    }
+    heap.batch_execute("SET auto_explain.log_min_duration = -1")
+        .await
+        .unwrap();
+    let plans: Vec<String> = notices
+        .try_iter()
+        .filter(|n| n.contains("ts_match_vq"))
+        .collect();
+    // The rows a plan node of this kind returned, for each such node of a plan.
+    let actual_rows = |plan: &str, node: &str| -> Vec<u64> {
+        plan.lines()
+            .filter(|l| l.contains(node))
+            .filter_map(|l| l.split("(actual").nth(1))
+            .filter_map(|a| a.split("rows=").nth(1))
+            .filter_map(|r| r.split(' ').next()?.parse().ok())
+            .collect()
+    };
+    let shown = plans.join("\n----\n");
+    // Some capped tier found its rows in the heap ...
+    assert!(
+        plans
+            .iter()
+            .any(|p| actual_rows(p, "Tid Range Scan on memloom_items")
+                .iter()
+                .any(|&n| n > 0)),
+        "no capped tier read the heap:\n{shown}"
+    );
+    // ... and alpha & omega found none within the bound, so the scan past it found them (by
+    // whichever plan the planner picks for the rest of the table: heap order either way).
+    assert!(
+        plans.iter().any(|p| p.contains("''alpha'' & ''omega''")
+            && actual_rows(p, "Tid Range Scan on memloom_items m ") == [0]
+            && actual_rows(p, "on memloom_items m_1 ")
+                .iter()
+                .any(|&n| n > 0)),
+        "past the bound, no scan found alpha & omega:\n{shown}"
+    );
+    db.drop_db().await;
+}
