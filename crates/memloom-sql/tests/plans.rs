@@ -1,7 +1,7 @@
 //! The arms inside memloom_fuse use their indexes: auto_explain logs the plans of the
 //! functions' own statements (nested statements), sent back as NOTICEs.
 
-use crate::util::{embed, TestDb, HASH_V1_STORE};
+use crate::util::{embed, generated_chunks, TestDb, HASH_V1_STORE};
 
 const ITEMS: i32 = 3000;
 
@@ -27,14 +27,7 @@ async fn each_arm_uses_its_index() {
     };
     db.client
         .batch_execute(&format!(
-            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
-             SELECT CASE WHEN g % 10 = 0 THEN 'other' ELSE 'ns' END, 'chunk', 'doc' || g || '.md',
-                    'section ' || g || ' about ' || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
-                      || ' and setting_' || g || ' with words ' || md5(g::text),
-                    v.e
-             FROM generate_series(1, {ITEMS}) g,
-                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
-                           FROM generate_series(1, 256) WHERE g > 0) v;
+            "{items}
              INSERT INTO memloom_entities (namespace, name, kind, embedding)
              SELECT 'ns', 'entity ' || g, 'concept', v.e
              FROM generate_series(1, 3000) g,
@@ -44,7 +37,13 @@ async fn each_arm_uses_its_index() {
              SELECT e.id, i.id, 0.5 FROM memloom_entities e
                JOIN memloom_items i ON i.namespace = e.namespace AND i.id % 500 = e.id % 500;
              SELECT memloom_refresh_stats('ns');
-             ANALYZE;"
+             ANALYZE;",
+            items = generated_chunks(
+                ITEMS,
+                "CASE WHEN g % 10 = 0 THEN 'other' ELSE 'ns' END",
+                "'section ' || g || ' about ' || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                   || ' and setting_' || g || ' with words ' || md5(g::text)"
+            )
         ))
         .await
         .expect("load fixture");
@@ -160,18 +159,17 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
         .await
         .unwrap();
     db.client
-        .batch_execute(
-            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
-             SELECT CASE WHEN g % 4 = 0 THEN 'other' ELSE 'ns' END, 'chunk', 'doc' || g || '.md',
-                    'the connection pool worker ' || repeat('and the worker ', g % 7)
-                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
-                      || ' setting_' || g || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11),
-                    v.e
-             FROM generate_series(1, 3000) g,
-                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
-                           FROM generate_series(1, 256) WHERE g > 0) v;
-             SELECT memloom_refresh_stats('ns');",
-        )
+        .batch_execute(&format!(
+            "{}
+                 SELECT memloom_refresh_stats('ns');",
+            generated_chunks(
+                3000,
+                "CASE WHEN g % 4 = 0 THEN 'other' ELSE 'ns' END",
+                "'the connection pool worker ' || repeat('and the worker ', g % 7)
+                       || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                       || ' setting_' || g || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11)"
+            )
+        ))
         .await
         .expect("load 3k items");
     let ids: Vec<i64> = db

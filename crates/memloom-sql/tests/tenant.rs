@@ -5,7 +5,7 @@
 use memloom_sql::{begin_scoped, set_namespace};
 use tokio_postgres::Client;
 
-use crate::util::{embed, TestDb};
+use crate::util::{embed, generated_chunks, TestDb};
 
 /// A unique token only namespace b holds.
 const SECRET: &str = "quokka7741";
@@ -353,19 +353,18 @@ async fn recall_is_the_same_on_every_call_and_for_every_role() {
         .unwrap();
     let tenant = "memloom_sql_tenant_det";
     db.client
-        .batch_execute(
-            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
-             SELECT CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END, 'chunk', 'doc' || g || '.md',
-                    'section ' || g || ' about the connection pool and '
-                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
-                      || ' with setting_' || (g % 3000) || ' in the worker',
-                    v.e
-             FROM generate_series(1, 30000) g,
-                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
-                           FROM generate_series(1, 256) WHERE g > 0) v;
+        .batch_execute(&format!(
+            "{}
              SELECT memloom_refresh_stats('a');
              SELECT memloom_refresh_stats('b');",
-        )
+            generated_chunks(
+                30000,
+                "CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END",
+                "'section ' || g || ' about the connection pool and '
+                   || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                   || ' with setting_' || (g % 3000) || ' in the worker'"
+            )
+        ))
         .await
         .expect("load 30k items");
     let (pages, quarter): (i64, i64) = {
@@ -489,19 +488,18 @@ async fn recall_does_not_depend_on_the_plan() {
         .unwrap();
     let tenant = "memloom_sql_tenant_plan";
     db.client
-        .batch_execute(
-            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
-             SELECT CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END, 'chunk', 'doc' || g || '.md',
-                    'the connection pool worker ' || repeat('and the worker ', g % 7)
-                      || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
-                      || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11),
-                    v.e
-             FROM generate_series(1, 6000) g,
-                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
-                           FROM generate_series(1, 256) WHERE g > 0) v;
+        .batch_execute(&format!(
+            "{}
              SELECT memloom_refresh_stats('a');
              ANALYZE memloom_items;",
-        )
+            generated_chunks(
+                6000,
+                "CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END",
+                "'the connection pool worker ' || repeat('and the worker ', g % 7)
+                   || (ARRAY['buffers','vacuum','replication','indexes','locks'])[1 + g % 5]
+                   || ' ' || repeat(md5(g::text) || ' ', 1 + g % 11)"
+            )
+        ))
         .await
         .expect("load 6k items");
     db.create_bound_role(tenant, &["a"]).await;
@@ -599,19 +597,18 @@ async fn common_words_read_the_heap_and_keep_the_index_rows() {
     // in the last 100 items, where a heap scan bounded by the independence estimate (a quarter of
     // the items) never reaches, so the index finds them past its bound.
     db.client
-        .batch_execute(
-            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
-             SELECT CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END, 'chunk', 'doc' || g || '.md',
-                    'the worker ' || CASE WHEN g <= 6000 THEN 'alpha ' ELSE 'omega ' END
-                      || CASE WHEN g > 11900 THEN 'alpha omega ' ELSE '' END
-                      || repeat('and the worker ', g % 7) || repeat(md5(g::text) || ' ', 1 + g % 11),
-                    v.e
-             FROM generate_series(1, 12000) g,
-                  LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
-                           FROM generate_series(1, 256) WHERE g > 0) v;
+        .batch_execute(&format!(
+            "{}
              SELECT memloom_refresh_stats('a');
              ANALYZE memloom_items;",
-        )
+            generated_chunks(
+                12000,
+                "CASE WHEN g % 4 = 0 THEN 'b' ELSE 'a' END",
+                "'the worker ' || CASE WHEN g <= 6000 THEN 'alpha ' ELSE 'omega ' END
+                   || CASE WHEN g > 11900 THEN 'alpha omega ' ELSE '' END
+                   || repeat('and the worker ', g % 7) || repeat(md5(g::text) || ' ', 1 + g % 11)"
+            )
+        ))
         .await
         .expect("load 12k items");
     let small: bool = db

@@ -20,6 +20,18 @@ pub async fn ids(
         .collect()
 }
 
+/// SQL inserting `n` generated chunks `doc{g}.md`, g = 1..n, each with a random unit 256-d
+/// vector; `ns` and `content` are SQL expressions of g (the namespace, the text).
+pub fn generated_chunks(n: i32, ns: &str, content: &str) -> String {
+    format!(
+        "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+         SELECT {ns}, 'chunk', 'doc' || g || '.md', {content}, v.e
+         FROM generate_series(1, {n}) g,
+              LATERAL (SELECT l2_normalize(array_agg(random() - 0.5)::real[]::vector) AS e
+                       FROM generate_series(1, 256) WHERE g > 0) v;"
+    )
+}
+
 /// hash-v1 as memloom_meta records it.
 pub const HASH_V1_STORE: memloom_sql::StoreEmbedder<'static> = memloom_sql::StoreEmbedder {
     name: memloom_core::HASH_V1.name,
