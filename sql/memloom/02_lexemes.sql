@@ -56,6 +56,17 @@ $$;
 COMMENT ON FUNCTION memloom_tsvector(text) IS
 'the keyword index of a document: english stems plus exact identifier lexemes (memloom_identifiers)';
 
+-- The text a row's tsv indexes: its content, and for a turn of a thread the turn it replies to
+-- (memloom_items.context, 03_pool.sql). A question and its answer are two turns: the answer
+-- rarely repeats the question's words ("5 years already!" to "How long have you been
+-- married?"), so an answer turn is found by the words of the question it answers.
+CREATE FUNCTION memloom_indexed_text(content text, context text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN context IS NULL THEN content ELSE content || E'\n' || context END
+$$;
+COMMENT ON FUNCTION memloom_indexed_text(text, text) IS
+'what an item''s keyword index (tsv) holds: its content, then on a new line its context (the turn it replies to) when it has one';
+
 -- The heading field (BM25F) ------------------------------------------------------------------
 -- A chunk's heading (the last segment of its breadcrumb) or a memory's key names what the item
 -- is about: a query term found there is worth more than one found in passing in the text (web

@@ -21,11 +21,12 @@ CREATE TABLE memloom_items (
     metadata      jsonb       NOT NULL DEFAULT '{}',
     created_at    timestamptz NOT NULL DEFAULT now(),
     updated_at    timestamptz NOT NULL DEFAULT now(),
-    tsv           tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(content)) STORED,
     heading_tsv   tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_heading(breadcrumb, key))) STORED,
     valid_from    timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
     valid_to      timestamptz,
     event_at      timestamptz,
+    context       text,
+    tsv           tsvector    NOT NULL GENERATED ALWAYS AS (memloom_tsvector(memloom_indexed_text(content, context))) STORED,
     CONSTRAINT memloom_items_valid_interval
         CHECK ((valid_to IS NULL) = (status = 'active') AND (valid_to IS NULL OR valid_to >= valid_from))
 );
@@ -47,6 +48,8 @@ COMMENT ON COLUMN memloom_items.valid_to IS
 'when this version stopped being the belief: its successor''s valid_from (set by memloom_remember when it supersedes it); NULL while it is active';
 COMMENT ON COLUMN memloom_items.event_at IS
 'when the event the memory describes happened (remember --at), distinct from when it was saved; NULL when not given (the time filters then use valid_from)';
+COMMENT ON COLUMN memloom_items.context IS
+'the text a turn replies to: for an active memory keyed <thread>:<n>, the content of <thread>:<n-1>''s active version (memloom_turn_context), kept by triggers; indexed with the content (tsv), never returned';
 COMMENT ON COLUMN memloom_items.heading_tsv IS
 'memloom_tsvector of memloom_heading(breadcrumb, key): the keyword arm''s heading field';
 
@@ -139,6 +142,128 @@ COMMENT ON FUNCTION memloom_items_reindex_on_change() IS
 CREATE TRIGGER memloom_items_reindex_on_change
     BEFORE UPDATE OF content ON memloom_items
     FOR EACH ROW EXECUTE FUNCTION memloom_items_reindex_on_change();
+
+-- Turns of a thread ---------------------------------------------------------------------------
+-- A conversation saved as memories, one turn each, keyed <thread>:<n> (the number after the
+-- last colon: "chat-7:12", "conv-26/D3:16"): each active turn's context is the content of the
+-- active version of <thread>:<n-1>, the turn it replies to, and its keyword index holds both
+-- (memloom_indexed_text). The answer to "How long have you been married?" is "5 years
+-- already!": without the question beside it, no query word matches it. Only the keyword index
+-- changes: the content, its embedding and what recall returns stay the turn's own. A key of
+-- any other form has no context. docs/EVAL.md, "Turns indexed with the turn they answer".
+CREATE FUNCTION memloom_turn_before(key text) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- n-1 at n's width first ("t:10" -> "t:09"), then unpadded ("t:9"); "t:0" has none. One
+    -- expression, so that the planner inlines it into the write triggers' statements.
+    SELECT CASE WHEN substring(key from '.:([0-9]{1,18})$')::numeric >= 1
+                THEN ARRAY[left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || lpad((substring(key from '.:([0-9]{1,18})$')::numeric - 1)::text, length(substring(key from '.:([0-9]{1,18})$')), '0'),
+                           left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || (substring(key from '.:([0-9]{1,18})$')::numeric - 1)::text] END
+$$;
+COMMENT ON FUNCTION memloom_turn_before(text) IS
+'the keys the turn before a turn keyed <thread>:<n> may have: <thread>:<n-1> at n''s width (zero-padded), then unpadded; NULL for other keys and for n = 0';
+
+CREATE FUNCTION memloom_turn_after(key text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || CASE WHEN substring(key from '.:([0-9]{1,18})$') LIKE '0%' THEN lpad((substring(key from '.:([0-9]{1,18})$')::numeric + 1)::text, length(substring(key from '.:([0-9]{1,18})$')), '0')
+                                           ELSE (substring(key from '.:([0-9]{1,18})$')::numeric + 1)::text END
+$$;
+COMMENT ON FUNCTION memloom_turn_after(text) IS
+'the key of the turn after a turn keyed <thread>:<n>: <thread>:<n+1> (zero padding kept); NULL for other keys';
+
+CREATE FUNCTION memloom_turn_context(ns text, turn_key text) RETURNS text
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    keys text[] := memloom_turn_before(turn_key);
+BEGIN
+    IF keys IS NULL THEN
+        RETURN NULL;
+    END IF;
+    -- PL/pgSQL keeps this plan for the session: a write trigger calls it once per turn. At
+    -- most 10,000 characters: a tsvector holds at most 1 MB, and a turn is short.
+    RETURN (SELECT left(p.content, 10000) FROM memloom_items p
+            WHERE p.namespace = ns AND p.key = ANY (keys) AND p.key IS NOT NULL
+              AND p.status = 'active' AND p.kind = 'memory'
+            ORDER BY p.key = keys[1] DESC
+            LIMIT 1);
+END
+$$;
+COMMENT ON FUNCTION memloom_turn_context(text, text) IS
+'the context of the turn keyed turn_key in ns: the content (first 10,000 characters) of the active memory keyed by the first of memloom_turn_before(turn_key) that has one, or NULL';
+
+CREATE FUNCTION memloom_items_turn_context() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- Rows earlier in the same statement are visible here: an import in turn order finds each
+    -- turn's predecessor in its own batch.
+    NEW.context := memloom_turn_context(NEW.namespace, NEW.key);
+    RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION memloom_items_turn_context() IS
+'trigger: an active memory keyed <thread>:<n> gets, as it is written, the content of the turn before it as its context';
+
+CREATE TRIGGER memloom_items_turn_context
+    BEFORE INSERT ON memloom_items
+    FOR EACH ROW WHEN (NEW.kind = 'memory' AND NEW.status = 'active' AND NEW.key ~ ':[0-9]+$')
+    EXECUTE FUNCTION memloom_items_turn_context();
+
+CREATE FUNCTION memloom_items_turn_followers() RETURNS trigger
+LANGUAGE plpgsql AS $$
+DECLARE
+    f_ns  text[];
+    f_key text[];
+BEGIN
+    -- A turn written, superseded, forgotten or deleted changes the context of the turn after
+    -- it: that one's context follows (a forgotten turn's words leave its reply's index).
+    IF TG_OP = 'INSERT' THEN
+        -- Not the turns this statement wrote after their predecessor (an import in turn order):
+        -- their own insert already read it.
+        SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
+        FROM (SELECT DISTINCT n.namespace, memloom_turn_after(n.key) AS key FROM memloom_turns_new n
+              WHERE n.kind = 'memory' AND n.status = 'active' AND n.key ~ ':[0-9]+$'
+                AND NOT EXISTS (SELECT 1 FROM memloom_turns_new s
+                                WHERE s.namespace = n.namespace AND s.key = memloom_turn_after(n.key)
+                                  AND s.status = 'active' AND s.id > n.id)) f;
+    ELSIF TG_OP = 'DELETE' THEN
+        SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
+        FROM (SELECT DISTINCT o.namespace, memloom_turn_after(o.key) AS key FROM memloom_turns_old o
+              WHERE o.kind = 'memory' AND o.status = 'active' AND o.key ~ ':[0-9]+$') f;
+    ELSE
+        -- Only rows whose content, key, status or namespace moved: the context UPDATE below
+        -- fires this trigger again and, changing none of them, ends here.
+        WITH c AS (SELECT o.namespace AS ons, o.key AS okey, n.namespace AS nns, n.key AS nkey
+                   FROM memloom_turns_old o JOIN memloom_turns_new n ON n.id = o.id
+                   WHERE n.kind = 'memory'
+                     AND (o.content IS DISTINCT FROM n.content OR o.key IS DISTINCT FROM n.key
+                          OR o.status IS DISTINCT FROM n.status OR o.namespace IS DISTINCT FROM n.namespace))
+        SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
+        FROM (SELECT c.ons AS namespace, memloom_turn_after(c.okey) AS key FROM c WHERE c.okey ~ ':[0-9]+$'
+              UNION
+              SELECT c.nns, memloom_turn_after(c.nkey) FROM c WHERE c.nkey ~ ':[0-9]+$') f;
+    END IF;
+    IF f_key IS NULL THEN
+        RETURN NULL;  -- (an UPDATE of no rows still fires statement triggers: none is run)
+    END IF;
+    UPDATE memloom_items t SET context = f.context
+    FROM (SELECT u.namespace, u.key, memloom_turn_context(u.namespace, u.key) AS context
+          FROM unnest(f_ns, f_key) AS u(namespace, key)) f
+    WHERE t.namespace = f.namespace AND t.key = f.key AND t.status = 'active'
+      AND t.context IS DISTINCT FROM f.context;
+    RETURN NULL;
+END
+$$;
+COMMENT ON FUNCTION memloom_items_turn_followers() IS
+'trigger (statement level, transition tables): after turns are written, superseded, forgotten or deleted, the active turn after each (<thread>:<n+1>) gets the context it now has';
+
+CREATE TRIGGER memloom_items_turn_followers_insert AFTER INSERT ON memloom_items
+    REFERENCING NEW TABLE AS memloom_turns_new
+    FOR EACH STATEMENT EXECUTE FUNCTION memloom_items_turn_followers();
+CREATE TRIGGER memloom_items_turn_followers_update AFTER UPDATE ON memloom_items
+    REFERENCING OLD TABLE AS memloom_turns_old NEW TABLE AS memloom_turns_new
+    FOR EACH STATEMENT EXECUTE FUNCTION memloom_items_turn_followers();
+CREATE TRIGGER memloom_items_turn_followers_delete AFTER DELETE ON memloom_items
+    REFERENCING OLD TABLE AS memloom_turns_old
+    FOR EACH STATEMENT EXECUTE FUNCTION memloom_items_turn_followers();
 
 -- Entities and mention edges ---------------------------------------------------------------
 -- Written by the indexer: entities are embedded from `name (kind words)` with the store's

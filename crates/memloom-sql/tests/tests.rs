@@ -27,3 +27,4 @@ mod stats;
 mod store;
 mod tenant;
 mod time;
+mod turns;

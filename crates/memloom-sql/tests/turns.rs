@@ -1,0 +1,188 @@
+//! sql/0036: a memory keyed `<thread>:<n>` is a turn, and its keyword index holds the turn it
+//! replies to (`<thread>:<n-1>`'s active version), kept as turns are written, superseded,
+//! forgotten and imported in any order. What recall returns stays the turn's own text.
+
+use memloom_sql::{forget, remember, ForgetTarget};
+use tokio_postgres::Client;
+
+use crate::stats::assert_incremental_equals_full;
+use crate::util::{embed, TestDb};
+
+async fn say(c: &Client, ns: &str, key: &str, text: &str) -> i64 {
+    remember(c, ns, Some(key), text, &embed(text), None)
+        .await
+        .unwrap_or_else(|e| panic!("remember {key}: {e:?}"))
+        .id
+}
+
+/// The context of the active version of `key` (None: no such row or no context).
+async fn context(c: &Client, ns: &str, key: &str) -> Option<String> {
+    c.query_opt(
+        "SELECT context FROM memloom_items WHERE namespace = $1 AND key = $2 AND status = 'active'",
+        &[&ns, &key],
+    )
+    .await
+    .unwrap()
+    .and_then(|r| r.get(0))
+}
+
+async fn active_id(c: &Client, ns: &str, key: &str) -> i64 {
+    c.query_one(
+        "SELECT id FROM memloom_items WHERE namespace = $1 AND key = $2 AND status = 'active'",
+        &[&ns, &key],
+    )
+    .await
+    .unwrap()
+    .get(0)
+}
+
+#[tokio::test]
+async fn an_answer_is_found_by_the_words_of_the_question_it_answers() {
+    let Some(db) = TestDb::new("turns_answer").await else {
+        return;
+    };
+    let c = &db.client;
+    let q = say(c, "t", "chat-7:1", "How long have you been married?").await;
+    let a = say(c, "t", "chat-7:2", "Five years already! Time flies.").await;
+    let other = say(c, "t", "chat-7:3", "Congrats, that is lovely.").await;
+    let plain = say(c, "t", "wedding", "The photographer cancelled twice.").await;
+
+    // The answer shares no word with the query; its question does.
+    let hits = db.keyword_arm("t", "married").await;
+    assert!(
+        hits.contains(&q) && hits.contains(&a),
+        "question and answer: {hits:?}"
+    );
+    assert!(
+        !hits.contains(&other) && !hits.contains(&plain),
+        "only the turn right after the question: {hits:?}"
+    );
+    // The context is the previous turn's text; recall returns the turn's own.
+    assert_eq!(
+        context(c, "t", "chat-7:2").await.as_deref(),
+        Some("How long have you been married?")
+    );
+    assert_eq!(context(c, "t", "chat-7:1").await, None);
+    assert_eq!(context(c, "t", "wedding").await, None);
+    let fused = db.recall("t", "how long married", 5).await;
+    let row = fused.iter().find(|r| r.id == a).expect("answer recalled");
+    assert_eq!(row.content, "Five years already! Time flies.");
+    assert!(row.keyword_rank.is_some(), "{row:?}");
+    assert_incremental_equals_full(c, "after a thread").await;
+}
+
+#[tokio::test]
+async fn the_context_follows_the_question_when_it_changes_or_goes() {
+    let Some(db) = TestDb::new("turns_follow").await else {
+        return;
+    };
+    let c = &db.client;
+    say(c, "t", "s:1", "Which zeppelin did you board?").await;
+    say(c, "t", "s:2", "The big silver one, last spring.").await;
+    let a = active_id(c, "t", "s:2").await;
+    assert!(db.keyword_arm("t", "zeppelin").await.contains(&a));
+
+    // A new version of the question: the answer's index follows it.
+    say(c, "t", "s:1", "Which airship did you board?").await;
+    assert_eq!(
+        context(c, "t", "s:2").await.as_deref(),
+        Some("Which airship did you board?")
+    );
+    assert!(db.keyword_arm("t", "airship").await.contains(&a));
+    assert!(!db.keyword_arm("t", "zeppelin").await.contains(&a));
+    assert_incremental_equals_full(c, "after the question's new version").await;
+
+    // Forgotten: its words leave the answer's index too.
+    forget(c, "t", &ForgetTarget::Key("s:1")).await.unwrap();
+    assert_eq!(context(c, "t", "s:2").await, None);
+    assert!(db.keyword_arm("t", "airship").await.is_empty());
+    let left: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memloom_items WHERE context LIKE '%airship%' OR tsv @@ 'airship'::tsquery",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 0, "a forgotten turn's words stay nowhere");
+    assert_incremental_equals_full(c, "after forgetting the question").await;
+}
+
+#[tokio::test]
+async fn turns_written_out_of_order_or_in_one_batch_find_their_question() {
+    let Some(db) = TestDb::new("turns_order").await else {
+        return;
+    };
+    let c = &db.client;
+    // The answer first, the question later.
+    say(c, "t", "late:2", "Yes, every tuesday.").await;
+    assert_eq!(context(c, "t", "late:2").await, None);
+    say(c, "t", "late:1", "Do you still go climbing?").await;
+    assert_eq!(
+        context(c, "t", "late:2").await.as_deref(),
+        Some("Do you still go climbing?")
+    );
+    // Zero-padded numbers keep their width; 0 has no turn before it.
+    say(c, "t", "pad:09", "Seen the comet?").await;
+    say(c, "t", "pad:10", "Only through clouds.").await;
+    assert_eq!(
+        context(c, "t", "pad:10").await.as_deref(),
+        Some("Seen the comet?")
+    );
+    say(c, "t", "zero:0", "First words.").await;
+    assert_eq!(context(c, "t", "zero:0").await, None);
+    // Keys that are not turns: no context.
+    say(c, "t", "ticket-11", "Printer jams.").await;
+    say(c, "t", "ticket-12", "Scanner is slow.").await;
+    say(c, "t", "ratio:", "Nothing numbered.").await;
+    assert_eq!(context(c, "t", "ticket-12").await, None);
+    // One batch (remember --file): each turn finds the one before it in the same statement,
+    // and the turn after a superseded one follows its new version.
+    let texts = [
+        "Where is the harbour?",
+        "Past the lighthouse.",
+        "Is it far?",
+        "Past the old lighthouse.",
+    ];
+    let keys = ["b:1", "b:2", "b:3", "b:2"];
+    let vecs: Vec<String> = texts
+        .iter()
+        .map(|t| {
+            let e = embed(t);
+            format!(
+                "[{}]",
+                e.iter()
+                    .map(|x| x.to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
+        })
+        .collect();
+    let seqs: Vec<f64> = vec![1.0, 1.0, 1.0, 2.0];
+    c.execute(
+        "SELECT * FROM memloom_remember_batch('t', $1::text[], $2::float8[], $3::text[], $4::text[]::vector[])",
+        &[&keys.to_vec(), &seqs, &texts.to_vec(), &vecs],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        context(c, "t", "b:2").await.as_deref(),
+        Some("Where is the harbour?")
+    );
+    assert_eq!(
+        context(c, "t", "b:3").await.as_deref(),
+        Some("Past the old lighthouse.")
+    );
+    // The same as recomputing every turn's context from scratch.
+    let stale: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memloom_items
+             WHERE status = 'active' AND context IS DISTINCT FROM memloom_turn_context(namespace, key)",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(stale, 0);
+    assert_incremental_equals_full(c, "after turns out of order and a batch").await;
+}
