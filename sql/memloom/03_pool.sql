@@ -225,9 +225,11 @@ BEGIN
                                 WHERE s.namespace = n.namespace AND s.key = memloom_turn_after(n.key)
                                   AND s.status = 'active' AND s.id > n.id)) f;
     ELSIF TG_OP = 'DELETE' THEN
+        -- Any version deleted (forget by key or by id): its text may be in the context of any
+        -- version of the turn after it.
         SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
         FROM (SELECT DISTINCT o.namespace, memloom_turn_after(o.key) AS key FROM memloom_turns_old o
-              WHERE o.kind = 'memory' AND o.status = 'active' AND o.key ~ ':[0-9]+$') f;
+              WHERE o.kind = 'memory' AND o.key ~ ':[0-9]+$') f;
     ELSE
         -- Only rows whose content, key, status or namespace moved: the context UPDATE below
         -- fires this trigger again and, changing none of them, ends here.
@@ -249,6 +251,14 @@ BEGIN
           FROM unnest(f_ns, f_key) AS u(namespace, key)) f
     WHERE t.namespace = f.namespace AND t.key = f.key AND t.status = 'active'
       AND t.context IS DISTINCT FROM f.context;
+    IF TG_OP = 'DELETE' THEN
+        -- Forgotten means gone: the superseded versions of the turn after it lose the context
+        -- they were written with (it may hold the deleted text; they are history, searched only
+        -- as_of an instant).
+        UPDATE memloom_items t SET context = NULL
+        FROM unnest(f_ns, f_key) AS f(namespace, key)
+        WHERE t.namespace = f.namespace AND t.key = f.key AND t.status <> 'active' AND t.context IS NOT NULL;
+    END IF;
     RETURN NULL;
 END
 $$;

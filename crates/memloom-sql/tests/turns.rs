@@ -92,7 +92,20 @@ async fn the_context_follows_the_question_when_it_changes_or_goes() {
     assert!(!db.keyword_arm("t", "zeppelin").await.contains(&a));
     assert_incremental_equals_full(c, "after the question's new version").await;
 
-    // Forgotten: its words leave the answer's index too.
+    // The answer gets a new version too: its old version keeps the context it was written with.
+    say(c, "t", "s:2", "The big silver one.").await;
+    let a = active_id(c, "t", "s:2").await;
+    let kept: i64 = c
+        .query_one(
+            "SELECT count(*) FROM memloom_items WHERE key = 's:2' AND status <> 'active' AND context LIKE '%airship%'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(kept, 1, "the superseded answer's context");
+
+    // Forgotten: its words leave the index of every version of the answer.
     forget(c, "t", &ForgetTarget::Key("s:1")).await.unwrap();
     assert_eq!(context(c, "t", "s:2").await, None);
     assert!(db.keyword_arm("t", "airship").await.is_empty());
