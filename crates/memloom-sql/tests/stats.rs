@@ -2,6 +2,7 @@
 //! and equal a full recompute (memloom_recompute_stats) after any mix of writes, including
 //! concurrent writers of one namespace.
 
+use memloom_core::vector_text::vector_text;
 use memloom_sql::{forget, remember, ForgetTarget};
 use tokio_postgres::Client;
 
@@ -130,19 +131,7 @@ pub(crate) async fn assert_incremental_equals_full(c: &Client, when: &str) {
 
 /// What `memloom ingest` does for one file: its old chunks out, the new ones in, one transaction.
 async fn ingest_file(c: &Client, ns: &str, source: &str, texts: &[String]) {
-    let embs: Vec<Vec<f32>> = texts.iter().map(|t| embed(t)).collect();
-    let emb_text: Vec<String> = embs
-        .iter()
-        .map(|e| {
-            format!(
-                "[{}]",
-                e.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-        })
-        .collect();
+    let emb_text: Vec<String> = texts.iter().map(|t| vector_text(&embed(t))).collect();
     c.batch_execute("BEGIN").await.unwrap();
     c.execute(
         "DELETE FROM memloom_items WHERE namespace = $1 AND kind = 'chunk' AND source = $2",

@@ -2,6 +2,7 @@
 //! replies to (`<thread>:<n-1>`'s active version), kept as turns are written, superseded,
 //! forgotten and imported in any order. What recall returns stays the turn's own text.
 
+use memloom_core::vector_text::vector_text;
 use memloom_sql::{forget, remember, ForgetTarget};
 use tokio_postgres::Client;
 
@@ -109,6 +110,11 @@ async fn the_context_follows_the_question_when_it_changes_or_goes() {
     forget(c, "t", &ForgetTarget::Key("s:1")).await.unwrap();
     assert_eq!(context(c, "t", "s:2").await, None);
     assert!(db.keyword_arm("t", "airship").await.is_empty());
+    assert_eq!(
+        db.keyword_arm("t", "silver").await,
+        vec![a],
+        "its own words stay"
+    );
     let left: i64 = c
         .query_one(
             "SELECT count(*) FROM memloom_items WHERE context LIKE '%airship%' OR tsv @@ 'airship'::tsquery",
@@ -158,19 +164,7 @@ async fn turns_written_out_of_order_or_in_one_batch_find_their_question() {
         "Past the old lighthouse.",
     ];
     let keys = ["b:1", "b:2", "b:3", "b:2"];
-    let vecs: Vec<String> = texts
-        .iter()
-        .map(|t| {
-            let e = embed(t);
-            format!(
-                "[{}]",
-                e.iter()
-                    .map(|x| x.to_string())
-                    .collect::<Vec<_>>()
-                    .join(",")
-            )
-        })
-        .collect();
+    let vecs: Vec<String> = texts.iter().map(|t| vector_text(&embed(t))).collect();
     let seqs: Vec<f64> = vec![1.0, 1.0, 1.0, 2.0];
     c.execute(
         "SELECT * FROM memloom_remember_batch('t', $1::text[], $2::float8[], $3::text[], $4::text[]::vector[])",
