@@ -216,14 +216,14 @@ BEGIN
     -- A turn written, superseded, forgotten or deleted changes the context of the turn after
     -- it: that one's context follows (a forgotten turn's words leave its reply's index).
     IF TG_OP = 'INSERT' THEN
-        -- Not the turns this statement wrote after their predecessor (an import in turn order):
-        -- their own insert already read it.
+        -- Not the turns this statement wrote after their predecessor with its text as their
+        -- context (an import in turn order: their own insert already read it).
         SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
         FROM (SELECT DISTINCT n.namespace, memloom_turn_after(n.key) AS key FROM memloom_turns_new n
               WHERE n.kind = 'memory' AND n.status = 'active' AND n.key ~ ':[0-9]+$'
                 AND NOT EXISTS (SELECT 1 FROM memloom_turns_new s
                                 WHERE s.namespace = n.namespace AND s.key = memloom_turn_after(n.key)
-                                  AND s.status = 'active' AND s.id > n.id)) f;
+                                  AND s.status = 'active' AND s.context = left(n.content, 10000))) f;
     ELSIF TG_OP = 'DELETE' THEN
         -- Any version deleted (forget by key or by id): its text may be in the context of any
         -- version of the turn after it.

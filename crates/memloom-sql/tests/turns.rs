@@ -141,6 +141,26 @@ async fn turns_written_out_of_order_or_in_one_batch_find_their_question() {
         context(c, "t", "late:2").await.as_deref(),
         Some("Do you still go climbing?")
     );
+    // One statement that writes the answer before its question, with a higher id (an import
+    // that keeps its ids): the answer still gets the question as its context.
+    let (ks, ts) = (
+        ["o:2", "o:1"],
+        ["Every single morning.", "How often do you swim?"],
+    );
+    let es: Vec<String> = ts.iter().map(|t| vector_text(&embed(t))).collect();
+    c.execute(
+        "INSERT INTO memloom_items (id, namespace, kind, key, content, embedding) OVERRIDING SYSTEM VALUE
+         SELECT v.id, 't', 'memory', v.k, v.t, v.e::vector
+         FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS v(id, k, t, e, o)
+         ORDER BY v.o",
+        &[&vec![900_002i64, 900_001], &ks.to_vec(), &ts.to_vec(), &es],
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        context(c, "t", "o:2").await.as_deref(),
+        Some("How often do you swim?")
+    );
     // Zero-padded numbers keep their width; 0 has no turn before it.
     say(c, "t", "pad:09", "Seen the comet?").await;
     say(c, "t", "pad:10", "Only through clouds.").await;
