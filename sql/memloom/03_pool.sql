@@ -154,18 +154,21 @@ CREATE TRIGGER memloom_items_reindex_on_change
 CREATE FUNCTION memloom_turn_before(key text) RETURNS text[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     -- n-1 at n's width first ("t:10" -> "t:09"), then unpadded ("t:9"); "t:0" has none. One
-    -- expression, so that the planner inlines it into the write triggers' statements.
-    SELECT CASE WHEN substring(key from '.:([0-9]{1,18})$')::numeric >= 1
-                THEN ARRAY[left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || lpad((substring(key from '.:([0-9]{1,18})$')::numeric - 1)::text, length(substring(key from '.:([0-9]{1,18})$')), '0'),
-                           left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || (substring(key from '.:([0-9]{1,18})$')::numeric - 1)::text] END
+    -- expression (inlined into the write triggers' statements), one regular expression: the
+    -- number is the part after the last colon, split_part's, which needs none.
+    SELECT CASE WHEN split_part(key, ':', -1) ~ '^[0-9]{1,18}$' AND length(key) > length(split_part(key, ':', -1)) + 1 AND split_part(key, ':', -1)::numeric >= 1
+                THEN ARRAY[left(key, -length(split_part(key, ':', -1))) || lpad((split_part(key, ':', -1)::numeric - 1)::text, length(split_part(key, ':', -1)), '0'),
+                           left(key, -length(split_part(key, ':', -1))) || (split_part(key, ':', -1)::numeric - 1)::text] END
 $$;
 COMMENT ON FUNCTION memloom_turn_before(text) IS
 'the keys the turn before a turn keyed <thread>:<n> may have: <thread>:<n-1> at n''s width (zero-padded), then unpadded; NULL for other keys and for n = 0';
 
 CREATE FUNCTION memloom_turn_after(key text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT left(key, -length(substring(key from '.:([0-9]{1,18})$'))) || CASE WHEN substring(key from '.:([0-9]{1,18})$') LIKE '0%' THEN lpad((substring(key from '.:([0-9]{1,18})$')::numeric + 1)::text, length(substring(key from '.:([0-9]{1,18})$')), '0')
-                                           ELSE (substring(key from '.:([0-9]{1,18})$')::numeric + 1)::text END
+    SELECT CASE WHEN split_part(key, ':', -1) ~ '^[0-9]{1,18}$' AND length(key) > length(split_part(key, ':', -1)) + 1
+                THEN left(key, -length(split_part(key, ':', -1)))
+                     || CASE WHEN split_part(key, ':', -1) LIKE '0%' THEN lpad((split_part(key, ':', -1)::numeric + 1)::text, length(split_part(key, ':', -1)), '0')
+                             ELSE (split_part(key, ':', -1)::numeric + 1)::text END END
 $$;
 COMMENT ON FUNCTION memloom_turn_after(text) IS
 'the key of the turn after a turn keyed <thread>:<n>: <thread>:<n+1> (zero padding kept); NULL for other keys';
@@ -217,13 +220,16 @@ BEGIN
     -- it: that one's context follows (a forgotten turn's words leave its reply's index).
     IF TG_OP = 'INSERT' THEN
         -- Not the turns this statement wrote after their predecessor with its text as their
-        -- context (an import in turn order: their own insert already read it).
+        -- context (an import in turn order: their own insert already read it). EXCEPT, not NOT
+        -- EXISTS: a transition table has no statistics, and the anti join was a nested loop.
         SELECT array_agg(f.namespace), array_agg(f.key) INTO f_ns, f_key
-        FROM (SELECT DISTINCT n.namespace, memloom_turn_after(n.key) AS key FROM memloom_turns_new n
-              WHERE n.kind = 'memory' AND n.status = 'active' AND n.key ~ ':[0-9]+$'
-                AND NOT EXISTS (SELECT 1 FROM memloom_turns_new s
-                                WHERE s.namespace = n.namespace AND s.key = memloom_turn_after(n.key)
-                                  AND s.status = 'active' AND s.context = left(n.content, 10000))) f;
+        FROM (SELECT DISTINCT x.namespace, x.key
+              FROM (SELECT n.namespace, memloom_turn_after(n.key) AS key, left(n.content, 10000) AS context
+                    FROM memloom_turns_new n
+                    WHERE n.kind = 'memory' AND n.status = 'active' AND n.key ~ ':[0-9]+$'
+                    EXCEPT
+                    SELECT s.namespace, s.key, s.context FROM memloom_turns_new s
+                    WHERE s.kind = 'memory' AND s.status = 'active' AND s.context IS NOT NULL) x) f;
     ELSIF TG_OP = 'DELETE' THEN
         -- Any version deleted (forget by key or by id): its text may be in the context of any
         -- version of the turn after it.

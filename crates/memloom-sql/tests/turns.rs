@@ -213,3 +213,40 @@ async fn turns_written_out_of_order_or_in_one_batch_find_their_question() {
     assert_eq!(stale, 0);
     assert_incremental_equals_full(c, "after turns out of order and a batch").await;
 }
+
+#[tokio::test]
+async fn a_turn_number_is_what_follows_the_last_colon() {
+    let Some(db) = TestDb::new("turns_keys").await else {
+        return;
+    };
+    for (key, before, after) in [
+        ("chat:2", Some(vec!["chat:1", "chat:1"]), Some("chat:3")),
+        ("a:b:3", Some(vec!["a:b:2", "a:b:2"]), Some("a:b:4")),
+        ("t:010", Some(vec!["t:009", "t:9"]), Some("t:011")),
+        ("t:10", Some(vec!["t:09", "t:9"]), Some("t:11")),
+        ("t:09", Some(vec!["t:08", "t:8"]), Some("t:10")),
+        ("t:0", None, Some("t:1")),
+        (":5", None, None),
+        ("12", None, None),
+        ("ticket-12", None, None),
+        ("x:", None, None),
+        ("x:1e3", None, None),
+    ] {
+        let row = db
+            .client
+            .query_one(
+                "SELECT memloom_turn_before($1), memloom_turn_after($1)",
+                &[&key],
+            )
+            .await
+            .unwrap();
+        let got_before: Option<Vec<String>> = row.get(0);
+        let got_after: Option<String> = row.get(1);
+        assert_eq!(
+            got_before,
+            before.map(|v| v.into_iter().map(String::from).collect::<Vec<_>>()),
+            "before {key}"
+        );
+        assert_eq!(got_after.as_deref(), after, "after {key}");
+    }
+}
