@@ -250,3 +250,33 @@ async fn a_turn_number_is_what_follows_the_last_colon() {
         assert_eq!(got_after.as_deref(), after, "after {key}");
     }
 }
+
+#[tokio::test]
+async fn a_tenant_role_keeps_its_turns_and_never_reads_another_namespace() {
+    let Some(db) = TestDb::new("turns_tenant").await else {
+        return;
+    };
+    // Namespace b holds a turn 1 that a's turn 2 must never take as its context.
+    say(&db.client, "b", "chat:1", "Where is the vault key?").await;
+    let role = format!("memloom_turns_tenant_{}", std::process::id());
+    db.create_bound_role(&role, &["a"]).await;
+    let c = db.connect_as(&role).await;
+    memloom_sql::set_namespace(&c, "a").await.unwrap();
+    say(&c, "a", "chat:2", "Under the mat.").await;
+    assert_eq!(context(&db.client, "a", "chat:2").await, None);
+    // Its own turn 1, written after its turn 2, through the role: the follower is updated
+    // under row-level security.
+    say(&c, "a", "chat:1", "Where did you leave the spare key?").await;
+    assert_eq!(
+        context(&db.client, "a", "chat:2").await.as_deref(),
+        Some("Where did you leave the spare key?")
+    );
+    forget(&c, "a", &ForgetTarget::Key("chat:1")).await.unwrap();
+    assert_eq!(context(&db.client, "a", "chat:2").await, None);
+    assert_eq!(
+        context(&db.client, "b", "chat:1").await,
+        None,
+        "b untouched"
+    );
+    assert_incremental_equals_full(&db.client, "after a tenant's turns").await;
+}
