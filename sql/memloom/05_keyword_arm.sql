@@ -17,6 +17,10 @@
 -- bitmap heap scan alike, and each candidate's terms are summed in the same order: the same rows.
 -- For common words a capped tier reads the heap from its start rather than the GIN index, whose
 -- bitmap must decode every posting before the first row (sql/0034; below, at the tier loop).
+-- An uncapped tier (the identifiers, the rare words) scores its candidates in two steps when
+-- that can spare most of them (MaxScore, Turtle and Flood 1995; sql/0037): first those holding
+-- its rarest words, whose lim-th score is a floor; then only the words without which no
+-- candidate could reach it. The same rows and scores as scoring the whole tier.
 
 CREATE FUNCTION memloom_query_terms(query_text text)
 RETURNS TABLE (lexeme text, exact boolean)
@@ -121,6 +125,15 @@ DECLARE
     tier_kind text[] := '{}';       -- exact (identifiers), rare, all (every word), any
     capped   boolean[] := '{}';
     i        integer;
+    tier_lex text[];                -- an uncapped tier's words, rarest first
+    part     integer;               -- how many of them the scored candidates hold (MaxScore)
+    need     integer;
+    tier_df  double precision;
+    part_df  double precision;
+    bound    double precision;      -- what a candidate without the first part words can score
+    floor_sc double precision;      -- the lim-th score among the first part's candidates
+    got_ids  bigint[];
+    got_sc   double precision[];
 BEGIN
     IF lim <= 0 THEN RETURN; END IF;
     -- The namespace's and the terms' statistics are primary-key reads, the same plan whatever
@@ -212,60 +225,129 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        RETURN QUERY
-        SELECT c.id,
-               sum(t.idf * (tf.f * (bm25_k1 + 1))
-                   / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
-                   AS score
-        FROM (
-            -- Each candidate once (by id: comparing whole tsvectors is slow). tsv is read in
-            -- place (storage MAIN: in the row, sql/0006); heading_tsv is copied once (||)
-            -- because rows written before sql/0028 keep it out of line, where each term would
-            -- fetch it from TOAST again (sql/0019); tf computed once per term (OFFSET 0).
-            SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
+        -- MaxScore on an uncapped tier: every candidate holds one of its words, and a word adds
+        -- less than idf * (k1 + 1) to a score (tf / (tf + k1 * norm) < 1). Score first only the
+        -- candidates holding the rarest words (`part` of them: the fewest whose document
+        -- frequencies reach lim); their lim-th score is a floor. A candidate holding none of the
+        -- first `need` words scores below the bound of the others and of the words outside the
+        -- tier; once that bound is under the floor, the candidates holding one of the first
+        -- `need` words hold the top lim, in the same order: the rest are never read. The second
+        -- statement costs one more call of the scoring statement, so only when the whole tier
+        -- has at least 3 times the first part's postings and 100 in all.
+        -- memloom.keyword_maxscore = off scores the whole tier at once (the same rows).
+        tier_lex := CASE tier_kind[i] WHEN 'exact' THEN exact WHEN 'rare' THEN rare ELSE lexemes END;
+        part := cardinality(tier_lex);
+        IF NOT capped[i] AND part > 1
+           AND coalesce(current_setting('memloom.keyword_maxscore', true), '') <> 'off' THEN
+            tier_df := 0;
+            part_df := 0;
+            FOR j IN 1 .. cardinality(tier_lex) LOOP
+                tier_df := tier_df + dfs[array_position(lexemes, tier_lex[j])];
+                IF part_df < lim THEN
+                    part_df := part_df + dfs[array_position(lexemes, tier_lex[j])];
+                    part := j;
+                END IF;
+            END LOOP;
+            -- Worth a try only when the words outside the tier and the tier's most common one
+            -- weigh less than half its rarest word: the floor is about one occurrence of the
+            -- rarest word (tf 1 gives about half a word's bound) and must clear them. Without
+            -- this test the second step scored the whole tier in 26 of 28 tries at 100k items
+            -- (the Node docs' queries: common words outside the tier).
+            bound := 0;
+            FOR j IN 1 .. cardinality(lexemes) LOOP
+                IF NOT lexemes[j] = ANY (tier_lex) THEN bound := bound + idfs[j]; END IF;
+            END LOOP;
+            bound := bound + idfs[array_position(lexemes, tier_lex[cardinality(tier_lex)])];
+            IF part < cardinality(tier_lex) AND tier_df >= 3 * greatest(part_df, lim) AND tier_df >= 100
+               AND bound < 0.5 * idfs[array_position(lexemes, tier_lex[1])] THEN
+                tier := memloom_tsquery_any(tier_lex[1:part]);
+            ELSE
+                part := cardinality(tier_lex);
+            END IF;
+        END IF;
+        LOOP
+            SELECT array_agg(s.id ORDER BY s.score DESC, s.id), array_agg(s.score ORDER BY s.score DESC, s.id)
+              INTO got_ids, got_sc
             FROM (
-                (SELECT h.* FROM (
-                    -- The heap from its start up to seq_bound (ts_match_vq is @@ written so that
-                    -- the GIN index cannot serve it), then the rest through the index. Append
-                    -- reads its parts in order, and under the LIMIT the second never starts
-                    -- once the first has filled it.
-                    (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
-                     WHERE seq AND m.ctid < seq_bound AND ts_match_vq(m.tsv, tier) AND m.namespace = ns
-                       AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
-                       AND (kinds IS NULL OR m.kind = ANY (kinds))
-                     LIMIT CASE WHEN capped[i] THEN scan_cap END)
-                    UNION ALL
-                    (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
-                     WHERE m.tsv @@ tier AND (NOT seq OR m.ctid >= seq_bound) AND m.namespace = ns
-                       AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
-                       AND (kinds IS NULL OR m.kind = ANY (kinds))
-                     LIMIT CASE WHEN capped[i] THEN scan_cap END)  -- each part planned for its limit
-                 ) h
-                 LIMIT CASE WHEN capped[i] THEN scan_cap END)
-                UNION ALL
-                (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
-                 WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
-                   AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
-                   AND (kinds IS NULL OR m.kind = ANY (kinds)))
-            ) u
-            ORDER BY u.id
-        ) c
-        -- Only the (candidate, term) pairs where the term occurs, in the text or the heading:
-        -- the others add nothing (tf 0, filtered below), and a candidate holds few of a long
-        -- query's terms (748 candidates x 8 terms at 100k items: 1,253 of 5,984 pairs), so the
-        -- cheap match test spares most ts_rank calls (sql/0035). The same pairs are summed.
-        CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
-        -- ts_rank once per (candidate, term) (OFFSET 0 keeps it a column: memloom_tf_from_rank
-        -- inlined uses its argument twice), then tf once.
-        CROSS JOIN LATERAL (SELECT ts_rank(c.tsv, t.term, 0)::double precision AS r
-                            WHERE c.tsv @@ t.term OR c.htsv @@ t.term OFFSET 0) rk
-        CROSS JOIN LATERAL (SELECT memloom_tf_from_rank(rk.r)
-                                   + CASE WHEN c.htsv @@ t.term THEN heading_w ELSE 0 END AS f OFFSET 0) tf
-        WHERE tf.f > 0
-        GROUP BY c.id
-        ORDER BY score DESC, c.id
-        LIMIT lim;
-        IF FOUND THEN RETURN; END IF;
+                SELECT c.id,
+                       sum(t.idf * (tf.f * (bm25_k1 + 1))
+                           / (tf.f + bm25_k1 * (1 - bm25_b + bm25_b * c.len / coalesce(nullif(avg_len, 0), c.len))))
+                           AS score
+                FROM (
+                    -- Each candidate once (by id: comparing whole tsvectors is slow). tsv is read in
+                    -- place (storage MAIN: in the row, sql/0006); heading_tsv is copied once (||)
+                    -- because rows written before sql/0028 keep it out of line, where each term would
+                    -- fetch it from TOAST again (sql/0019); tf computed once per term (OFFSET 0).
+                    SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
+                    FROM (
+                        (SELECT h.* FROM (
+                            -- The heap from its start up to seq_bound (ts_match_vq is @@ written so that
+                            -- the GIN index cannot serve it), then the rest through the index. Append
+                            -- reads its parts in order, and under the LIMIT the second never starts
+                            -- once the first has filled it.
+                            (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                             WHERE seq AND m.ctid < seq_bound AND ts_match_vq(m.tsv, tier) AND m.namespace = ns
+                               AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                               AND (kinds IS NULL OR m.kind = ANY (kinds))
+                             LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                            UNION ALL
+                            (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                             WHERE m.tsv @@ tier AND (NOT seq OR m.ctid >= seq_bound) AND m.namespace = ns
+                               AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                               AND (kinds IS NULL OR m.kind = ANY (kinds))
+                             LIMIT CASE WHEN capped[i] THEN scan_cap END)  -- each part planned for its limit
+                         ) h
+                         LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                        UNION ALL
+                        (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                         WHERE capped[i] AND m.id = ANY (boost_ids) AND m.tsv @@ tier AND m.namespace = ns
+                           AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                           AND (kinds IS NULL OR m.kind = ANY (kinds)))
+                    ) u
+                    ORDER BY u.id
+                ) c
+                -- Only the (candidate, term) pairs where the term occurs, in the text or the heading:
+                -- the others add nothing (tf 0, filtered below), and a candidate holds few of a long
+                -- query's terms (748 candidates x 8 terms at 100k items: 1,253 of 5,984 pairs), so the
+                -- cheap match test spares most ts_rank calls (sql/0035). The same pairs are summed.
+                CROSS JOIN LATERAL unnest(terms, idfs) AS t(term, idf)
+                -- ts_rank once per (candidate, term) (OFFSET 0 keeps it a column: memloom_tf_from_rank
+                -- inlined uses its argument twice), then tf once.
+                CROSS JOIN LATERAL (SELECT ts_rank(c.tsv, t.term, 0)::double precision AS r
+                                    WHERE c.tsv @@ t.term OR c.htsv @@ t.term OFFSET 0) rk
+                CROSS JOIN LATERAL (SELECT memloom_tf_from_rank(rk.r)
+                                           + CASE WHEN c.htsv @@ t.term THEN heading_w ELSE 0 END AS f OFFSET 0) tf
+                WHERE tf.f > 0
+                GROUP BY c.id
+                ORDER BY score DESC, c.id
+                LIMIT lim
+            ) s;
+            EXIT WHEN part >= cardinality(tier_lex);
+            IF coalesce(cardinality(got_ids), 0) < lim THEN  -- no floor: the whole tier
+                part := cardinality(tier_lex);
+                tier := tiers[i];
+                CONTINUE;
+            END IF;
+            floor_sc := got_sc[lim];
+            bound := 0;
+            FOR j IN 1 .. cardinality(lexemes) LOOP
+                bound := bound + idfs[j] * (bm25_k1 + 1);
+            END LOOP;
+            need := 0;
+            FOR j IN 1 .. cardinality(tier_lex) LOOP
+                -- 1e-9: a margin for rounding; a word's share is at least 1e-3 below its bound.
+                EXIT WHEN bound < floor_sc * (1 - 1e-9);
+                bound := bound - idfs[array_position(lexemes, tier_lex[j])] * (bm25_k1 + 1);
+                need := j;
+            END LOOP;
+            EXIT WHEN need <= part;
+            part := need;
+            tier := CASE WHEN part >= cardinality(tier_lex) THEN tiers[i] ELSE memloom_tsquery_any(tier_lex[1:part]) END;
+        END LOOP;
+        IF got_ids IS NOT NULL THEN
+            RETURN QUERY SELECT u.id, u.score FROM unnest(got_ids, got_sc) WITH ORDINALITY AS u(id, score, pos) ORDER BY u.pos;
+            RETURN;
+        END IF;
     END LOOP;
 END
 $$;

@@ -15,6 +15,7 @@ mod index_marks;
 mod ingest;
 mod integrity;
 mod keyword;
+mod maxscore;
 mod memories;
 mod migrations;
 mod plans;
