@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { COMMANDS } from '../src/cli/commands/index.js';
+import { rateText } from '../src/cli/progress.js';
 import { runCli, fixtures } from './helpers.js';
 
 let tmp, store;
@@ -210,6 +211,8 @@ test('piped: one progress line per N files (progress.everyFiles / MEMLOOM_PROGRE
   assert.equal(r.status, 0, r.stderr);
   const lines = r.stderr.split('\n').filter((l) => / files \(\d+%\)/.test(l));
   assert.deepEqual(lines.map((l) => /memloom: (\d+\/\d+) files/.exec(l)?.[1]), ['2/7', '4/7', '6/7']);
+  // Each line says the chunks written so far (by committed batches) and the rate.
+  for (const l of lines) assert.match(l, /\(\d+%\), \d+ chunks, \d+(\.\d+)? files\/s$/);
   // The same from a config file (beside the store).
   writeFileSync(join(tmp, 'memloom.config.json'), JSON.stringify({ progress: { everyFiles: 3, everyMs: 3600000 } }));
   try {
@@ -221,6 +224,10 @@ test('piped: one progress line per N files (progress.everyFiles / MEMLOOM_PROGRE
   } finally {
     rmSync(join(tmp, 'memloom.config.json'));
   }
+});
+
+test('progress rates: whole numbers from 10/s, one decimal below, two below 0.1 (never "0 files/s")', () => {
+  assert.deepEqual([18.4, 10, 9.96, 0.27, 0.1, 0.04, 0].map(rateText), ['18', '10', '10.0', '0.3', '0.1', '0.04', '0.00']);
 });
 
 test('config: flags > env > store config > user config > defaults; memloom config says where from', () => {

@@ -36,7 +36,8 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
         if (!due) return;
         lastPlain = now;
         lastDone = done;
-        err(`memloom: ${prefix}${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%), ${rate.toFixed(0)} ${unit}/s`);
+        const extra = chunks === undefined ? '' : `, ${chunks} chunks`;
+        err(`memloom: ${prefix}${done}/${total} ${unit} (${Math.floor((100 * done) / Math.max(total, 1))}%)${extra}, ${rateText(rate)} ${unit}/s`);
         return;
       }
       if (done < total && now - last < 100) return;
@@ -44,7 +45,7 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
       const width = 28;
       const filled = total ? Math.round((done / total) * width) : 0;
       const extra = chunks === undefined ? '' : `  ${chunks} chunks`;
-      process.stderr.write(`\r${prefix}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rate.toFixed(1)} ${unit}/s\x1b[K`);
+      process.stderr.write(`\r${prefix}[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total} ${unit}${extra}  ${rateText(rate)} ${unit}/s\x1b[K`);
       shown = true;
     },
     clear() {
@@ -55,6 +56,17 @@ export function progressBar(unit, { quiet = false, everyFiles = 100, everyMs = 2
       shown = false;
     },
   };
+}
+
+/**
+ * A rate as progress shows it: whole numbers from 10 a second, else one decimal, and two below
+ * 0.1 (an embeddings API can take minutes a file: "0 files/s" read as stalled).
+ * @param {number} rate
+ */
+export function rateText(rate) {
+  if (rate >= 10) return rate.toFixed(0);
+  if (rate >= 0.1) return rate.toFixed(1);
+  return rate.toFixed(2);
 }
 
 /**
