@@ -7,9 +7,11 @@
 -- memloom_fuse: the three arms, each with the same number of candidates whatever the limit
 -- (memloom_default_candidates), so the first n results of a call are the first n of any call
 -- with a larger limit. The keyword arm votes only for items scoring at least keyword_floor
--- times its best; the vector arm never for an item with cosine <= 0. Past the voted items the
--- vector and keyword arms' further items follow unscored. The tunable defaults are stated once,
--- here, as DEFAULTs; a test in crates/memloom-sql pins that they equal memloom_core::fuse's.
+-- times its best, and not for an item the vector arm finds unrelated (below its candidates'
+-- band by memloom_keyword_vector_margin); the vector arm never for an item with cosine <= 0.
+-- Past the voted items the vector and keyword arms' further items follow unscored. The tunable
+-- defaults are stated once, here, as DEFAULTs; a test in crates/memloom-sql pins that they
+-- equal memloom_core::fuse's.
 --
 -- memloom_fuse runs as the tables' owner (SECURITY DEFINER; its search_path is pinned in
 -- 10_security.sql) after memloom_assert_namespace(ns): the arms then get the owner's index
@@ -56,6 +58,14 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 $$;
 COMMENT ON FUNCTION memloom_default_candidates(integer) IS
 'the candidates each arm contributes to memloom_fuse when the call does not say: 10, whatever the limit (so the first n results never depend on the limit)';
+
+CREATE FUNCTION memloom_keyword_vector_margin() RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    -- memloom_core::fuse::KEYWORD_VECTOR_MARGIN (a test in crates/memloom-sql pins it).
+    SELECT 0.2::double precision
+$$;
+COMMENT ON FUNCTION memloom_keyword_vector_margin() IS
+'how far below the vector arm''s last voting candidate (in cosine similarity) an item may lie and still get the keyword arm''s vote in memloom_fuse (0.2); items indexed with a context (turns of a thread) are not held to it';
 
 CREATE FUNCTION memloom_fuse(
     query_text       text,
@@ -156,6 +166,22 @@ BEGIN
             SELECT u.id FROM unnest(keyword_all[1:candidates], keyword_sc[1:candidates]) AS u(id, score)
             WHERE u.score >= keyword_floor * keyword_sc[1]
             ORDER BY u.score DESC, u.id);
+        -- A keyword vote claims a precise match. An item whose embedding the vector arm finds
+        -- far from the query (below its own last candidate's similarity by more than the
+        -- margin) shares words with it by coincidence: "how much RAM is my app using" matches
+        -- chunks on memory and apps that an embedder with meaning ranks nowhere near. With a
+        -- lexical embedder (hash-v1) a keyword hit shares the query's words and is seldom that
+        -- far (docs/EVAL.md, 2026-12-06). Only when the vector arm gave its full `candidates`; a
+        -- turn indexed with its context is exempt (its embedding holds its own words, not the
+        -- question's the keyword arm matched).
+        IF keyword_ids IS NOT NULL AND candidates > 0 AND cardinality(vector_dist) >= candidates THEN
+            keyword_ids := ARRAY(
+                SELECT u.id FROM unnest(keyword_ids) WITH ORDINALITY AS u(id, pos)
+                JOIN memloom_items m ON m.id = u.id
+                WHERE m.context IS NOT NULL
+                   OR 1 - (m.embedding <=> query_embedding) >= 1 - vector_dist[candidates] - memloom_keyword_vector_margin()
+                ORDER BY u.pos);
+        END IF;
     END IF;
     IF vector_ids IS NOT NULL THEN
         vector_ids := ARRAY(
@@ -203,5 +229,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision, timestamptz, timestamptz, timestamptz) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items (as_of NULL) or the versions valid at as_of (valid_from <= as_of < valid_to; chunks ingested at or before it; the keyword idf and entity frequencies are the current statistics), optionally only items whose event time (event_at, else valid_from) lies between since and until inclusive (a hard filter inside every arm), fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items (as_of NULL) or the versions valid at as_of (valid_from <= as_of < valid_to; chunks ingested at or before it; the keyword idf and entity frequencies are the current statistics), optionally only items whose event time (event_at, else valid_from) lies between since and until inclusive (a hard filter inside every arm), fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3) unless the vector arm, when it gave all its candidates, finds the item more than memloom_keyword_vector_margin() (0.2) below its last candidate''s cosine (turns with a context excepted), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
 

@@ -1,7 +1,7 @@
 use memloom_core::fuse::{
     default_candidates, ArmRankings, FuseParams as CoreParams, Weights, DEFAULT_CANDIDATES,
     DEFAULT_ENTITY_GATE, DEFAULT_KEYWORD_FLOOR, DEFAULT_RRF_K, DEFAULT_WEIGHT_ENTITY,
-    DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR,
+    DEFAULT_WEIGHT_KEYWORD, DEFAULT_WEIGHT_VECTOR, KEYWORD_VECTOR_MARGIN,
 };
 use serde::Deserialize;
 
@@ -130,6 +130,13 @@ async fn sql_defaults_are_the_core_constants() {
     assert_eq!(default_of("w_entity"), DEFAULT_WEIGHT_ENTITY);
     assert_eq!(default_of("entity_gate"), DEFAULT_ENTITY_GATE);
     assert_eq!(default_of("keyword_floor"), DEFAULT_KEYWORD_FLOOR);
+    let margin: f64 = db
+        .client
+        .query_one("SELECT memloom_keyword_vector_margin()", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(margin, KEYWORD_VECTOR_MARGIN);
     // candidates: NULL, meaning memloom_default_candidates(lim) = DEFAULT_CANDIDATES.
     let candidates = args
         .split(", ")
@@ -225,5 +232,106 @@ async fn fuse_scores_equal_the_formula_and_the_core_order() {
     let core: Vec<(i64, u64)> = core.iter().map(|f| (f.id, f.rrf_score.to_bits())).collect();
     let sql: Vec<(i64, u64)> = rows.iter().map(|r| (r.id, r.rrf_score.to_bits())).collect();
     assert_eq!(sql, core);
+    db.drop_db().await;
+}
+
+/// sql/0038: the keyword arm does not vote for an item the vector arm finds far below its own
+/// candidates (cosine more than KEYWORD_VECTOR_MARGIN under the last one's), unless the item is
+/// a turn indexed with its context; without the vector arm nothing is held back.
+#[tokio::test]
+async fn keyword_votes_need_the_vector_arm_not_to_find_the_item_unrelated() {
+    let Some(db) = TestDb::migrated("keyword_vector_margin").await else {
+        return;
+    };
+    let c = &db.client;
+    let toy = memloom_sql::StoreEmbedder {
+        name: "toy",
+        version: 1,
+        dims: 3,
+    };
+    memloom_sql::init_store(c, &toy, false).await.unwrap();
+    let put = |kind: &'static str, key: Option<&'static str>, text: &'static str, v: [f32; 3]| async move {
+        let id: i64 = c
+            .query_one(
+                "INSERT INTO memloom_items (namespace, kind, source, key, content, embedding) \
+                 VALUES ('ns', $1, CASE WHEN $1 = 'chunk' THEN $3 END, $2, $3, \
+                         l2_normalize($4::real[]::vector)) RETURNING id",
+                &[&kind, &key, &text, &v.to_vec()],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        id
+    };
+    // The vector arm's ten candidates, cosine 0.98 to 1.0 with the query (1, 0, 0).
+    const FILLER: [&str; 10] = [
+        "filler one",
+        "filler two",
+        "filler three",
+        "filler four",
+        "filler five",
+        "filler six",
+        "filler seven",
+        "filler eight",
+        "filler nine",
+        "filler ten",
+    ];
+    for (i, text) in FILLER.iter().enumerate() {
+        put("chunk", None, text, [1.0, 0.02 * i as f32, 0.0]).await;
+    }
+    let close = put("chunk", None, "zanzibar spices", [0.9, 0.0, 0.436]).await; // cosine 0.9
+    let far = put("chunk", None, "zanzibar harbour", [0.0, 1.0, 0.0]).await; // cosine 0
+    let asked = put(
+        "memory",
+        Some("chat:1"),
+        "what about zanzibar?",
+        [0.0, 0.0, 1.0],
+    )
+    .await;
+    let answer = put("memory", Some("chat:2"), "it was lovely", [0.0, 0.0, 1.0]).await;
+    db.refresh_stats("ns").await;
+
+    let recall = |arms: Option<Vec<String>>| async move {
+        let mut p = memloom_sql::FuseParams::new("zanzibar", vec![1.0, 0.0, 0.0], "ns", 20);
+        p.arms = arms;
+        memloom_sql::fuse(c, &p).await.unwrap()
+    };
+    let voted = |rows: &[memloom_sql::FusedRow], id: i64| {
+        rows.iter()
+            .find(|r| r.id == id)
+            .and_then(|r| r.keyword_rank)
+            .is_some()
+    };
+    let all = recall(None).await;
+    assert_eq!(all.iter().filter(|r| r.vector_rank.is_some()).count(), 10);
+    assert!(
+        voted(&all, close),
+        "cosine 0.9, within the margin of 0.98: {all:?}"
+    );
+    assert!(
+        !voted(&all, far),
+        "cosine 0: the words match by coincidence: {all:?}"
+    );
+    assert!(
+        !voted(&all, asked),
+        "a turn without context is held to it: {all:?}"
+    );
+    assert!(
+        voted(&all, answer),
+        "a turn found through its context is exempt: {all:?}"
+    );
+    // The held-back items still follow in the tail, unscored.
+    assert!(
+        all.iter().any(|r| r.id == far && r.rrf_score == 0.0),
+        "{all:?}"
+    );
+
+    let keyword_only = recall(Some(vec!["keyword".into()])).await;
+    for id in [close, far, asked, answer] {
+        assert!(
+            voted(&keyword_only, id),
+            "no vector arm, no margin: {keyword_only:?}"
+        );
+    }
     db.drop_db().await;
 }

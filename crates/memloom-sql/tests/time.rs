@@ -243,6 +243,9 @@ async fn as_of_null_gives_the_ranked_ids_of_schema_14_with_hnsw() {
     same_ids_after_upgrade(true).await;
 }
 
+/// (id, vector rank, keyword rank, entity rank) of one fused row.
+type Ranked = (i64, Option<i32>, Option<i32>, Option<i32>);
+
 async fn same_ids_after_upgrade(vector_index: bool) {
     let Some(db) = TestDb::empty("time_same_ids").await else {
         return;
@@ -397,8 +400,12 @@ async fn same_ids_after_upgrade(vector_index: bool) {
     // Schemas 31 and 32 only change when the keyword and entity arms' statements are planned:
     // schema 30's rankings, with the pool analyzed (without the HNSW index the arms then take
     // their small-pool path, sql/0031; the statistics reads keep a generic plan on any pool,
-    // sql/0032).
-    for m in &MIGRATIONS[small_pool_plans..] {
+    // sql/0032); schemas 33 to 37 do not change them either.
+    let margin = MIGRATIONS
+        .iter()
+        .position(|m| m.name == "0038_keyword_vector_margin")
+        .expect("0038_keyword_vector_margin is a migration");
+    for m in &MIGRATIONS[small_pool_plans..margin] {
         assert!(apply_migration(c, m).await.unwrap(), "{} applied", m.name);
     }
     c.batch_execute("ANALYZE memloom_items").await.unwrap();
@@ -406,9 +413,61 @@ async fn same_ids_after_upgrade(vector_index: bool) {
     for (i, q) in queries.iter().enumerate() {
         assert_eq!(
             latest[i], current[i],
-            "schema 31 or 32 changed the ranking of {q:?}"
+            "schemas 31 to 37 changed the ranking of {q:?}"
         );
     }
+    // Schema 38 takes the keyword vote from items the vector arm finds unrelated: every vote
+    // it drops is one whose cosine is more than the margin below the vector arm's 10th.
+    for m in &MIGRATIONS[margin..] {
+        assert!(apply_migration(c, m).await.unwrap(), "{} applied", m.name);
+    }
+    let gated = run(None).await;
+    let mut dropped = 0;
+    for (i, q) in queries.iter().enumerate() {
+        let keyword_voted = |rows: &[Ranked]| -> Vec<i64> {
+            rows.iter().filter(|r| r.2.is_some()).map(|r| r.0).collect()
+        };
+        let (was, now) = (keyword_voted(&latest[i]), keyword_voted(&gated[i]));
+        assert!(
+            now.iter().all(|id| was.contains(id)),
+            "{q:?}: a new keyword vote"
+        );
+        let tenth: f64 = c
+            .query_one(
+                "SELECT max(distance) FROM memloom_vector_arm($1::real[]::vector, 'ns', 10, NULL)",
+                &[&embed(q)],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        for id in was.iter().filter(|id| !now.contains(id)) {
+            let (sim, context): (f64, bool) = c
+                .query_one(
+                    "SELECT 1 - (embedding <=> $1::real[]::vector), context IS NOT NULL
+                     FROM memloom_items WHERE id = $2",
+                    &[&embed(q), id],
+                )
+                .await
+                .map(|r| (r.get(0), r.get(1)))
+                .unwrap();
+            assert!(
+                !context && sim < 1.0 - tenth - memloom_core::fuse::KEYWORD_VECTOR_MARGIN,
+                "{q:?}: item {id} lost its keyword vote at cosine {sim} (10th: {})",
+                1.0 - tenth
+            );
+            dropped += 1;
+        }
+        if was == now {
+            assert_eq!(
+                gated[i], latest[i],
+                "{q:?}: the same votes, the same ranking"
+            );
+        }
+    }
+    eprintln!(
+        "schema 38 took {dropped} keyword votes over {} queries",
+        queries.len()
+    );
     db.drop_db().await;
 }
 

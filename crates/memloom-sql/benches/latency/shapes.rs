@@ -278,9 +278,9 @@ pub(crate) async fn run_one(
             Ok(rows.iter().map(|r| r.get(0)).collect())
         }
         Shape::ClientFused => {
-            // The same votes as memloom_fuse (sql/0010): every vector candidate is a boost id,
-            // but only those with cosine > 0 vote; keyword items vote from
-            // DEFAULT_KEYWORD_FLOOR of the best score up.
+            // The same votes as memloom_fuse (sql/0010, 0038): every vector candidate is a boost
+            // id, but only those with cosine > 0 vote; keyword items vote from
+            // DEFAULT_KEYWORD_FLOOR of the best score up, unless the vector arm finds them unrelated.
             let rows = client
                 .query_typed(
                     "SELECT id, distance FROM memloom_vector_arm($1::real[]::vector, $2, $3, NULL)",
@@ -292,6 +292,9 @@ pub(crate) async fn run_one(
                 )
                 .await?;
             let seen: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+            // The vector arm's last candidate's distance, when it gave all of them (sql/0038).
+            let last = (rows.len() >= cand as usize && cand > 0)
+                .then(|| rows[cand as usize - 1].get::<_, f64>(1));
             let vector: Vec<i64> = rows
                 .iter()
                 .filter(|r| r.get::<_, f64>(1) < 1.0)
@@ -311,11 +314,29 @@ pub(crate) async fn run_one(
                 .await?;
             let best = rows.first().map_or(0.0, |r| r.get::<_, f64>(1));
             let floor = memloom_core::fuse::DEFAULT_KEYWORD_FLOOR * best;
-            let keyword: Vec<i64> = rows
+            let mut keyword: Vec<i64> = rows
                 .iter()
                 .filter(|r| r.get::<_, f64>(1) >= floor)
                 .map(|r| r.get(0))
                 .collect();
+            // No keyword vote for an item the vector arm finds unrelated (sql/0038): cosine more
+            // than KEYWORD_VECTOR_MARGIN below its last candidate's; turns with a context exempt.
+            if let Some(last) = last {
+                let sims = client
+                    .query_typed(
+                        "SELECT id, 1 - (embedding <=> $1::real[]::vector), context IS NOT NULL \
+                         FROM memloom_items WHERE id = ANY ($2)",
+                        &[(emb, Type::FLOAT4_ARRAY), (&keyword, Type::INT8_ARRAY)],
+                    )
+                    .await?;
+                let bar = 1.0 - last - memloom_core::fuse::KEYWORD_VECTOR_MARGIN;
+                let held: Vec<i64> = sims
+                    .iter()
+                    .filter(|r| !r.get::<_, bool>(2) && r.get::<_, f64>(1) < bar)
+                    .map(|r| r.get(0))
+                    .collect();
+                keyword.retain(|id| !held.contains(id));
+            }
             let gate = 0.60_f64;
             let entity = ids(
                 client,
