@@ -65,7 +65,7 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT 0.2::double precision
 $$;
 COMMENT ON FUNCTION memloom_keyword_vector_margin() IS
-'how far below the vector arm''s last voting candidate (in cosine similarity) an item may lie and still get the keyword arm''s vote in memloom_fuse (0.2); items indexed with a context (turns of a thread) are not held to it';
+'how far below the vector arm''s last voting candidate (in cosine similarity) an item may lie and still get the keyword arm''s vote in memloom_fuse (0.2); items indexed with a context (turns of a thread) and the items of a query naming an identifier are not held to it';
 
 CREATE FUNCTION memloom_fuse(
     query_text       text,
@@ -109,6 +109,7 @@ DECLARE
     keyword_ids bigint[];
     keyword_all bigint[];           -- the keyword arm's list, greatest(candidates, lim) deep
     keyword_sc  double precision[];
+    held        bigint[];           -- keyword candidates the vector arm finds unrelated (sql/0038)
     entity_ids  bigint[];
     deep_vector  bigint[];
     deep_keyword bigint[];
@@ -173,14 +174,19 @@ BEGIN
         -- lexical embedder (hash-v1) a keyword hit shares the query's words and is seldom that
         -- far (docs/EVAL.md, 2026-12-06). Only when the vector arm gave its full `candidates`; a
         -- turn indexed with its context is exempt (its embedding holds its own words, not the
-        -- question's the keyword arm matched).
+        -- question's the keyword arm matched), and so is every item of a query that names an
+        -- identifier: its tier holds the identifier, a match no embedding judges better (on
+        -- a corpus of near-copies the vector arm's band is narrow and high).
         IF keyword_ids IS NOT NULL AND candidates > 0 AND cardinality(vector_dist) >= candidates THEN
-            keyword_ids := ARRAY(
-                SELECT u.id FROM unnest(keyword_ids) WITH ORDINALITY AS u(id, pos)
-                JOIN memloom_items m ON m.id = u.id
-                WHERE m.context IS NOT NULL
-                   OR 1 - (m.embedding <=> query_embedding) >= 1 - vector_dist[candidates] - memloom_keyword_vector_margin()
-                ORDER BY u.pos);
+            held := ARRAY(
+                SELECT m.id FROM memloom_items m
+                WHERE m.id = ANY (keyword_ids) AND m.context IS NULL
+                  AND 1 - (m.embedding <=> query_embedding) < 1 - vector_dist[candidates] - memloom_keyword_vector_margin());
+            IF cardinality(held) > 0
+               AND NOT EXISTS (SELECT 1 FROM memloom_tokens(query_text) AS t WHERE memloom_is_identifier(t)) THEN
+                keyword_ids := ARRAY(SELECT u.id FROM unnest(keyword_ids) WITH ORDINALITY AS u(id, pos)
+                                     WHERE u.id <> ALL (held) ORDER BY u.pos);
+            END IF;
         END IF;
     END IF;
     IF vector_ids IS NOT NULL THEN
@@ -229,5 +235,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_fuse(text, vector, text, integer, double precision, double precision, double precision, double precision, double precision, integer, text[], integer, text[], double precision, timestamptz, timestamptz, timestamptz) IS
-'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items (as_of NULL) or the versions valid at as_of (valid_from <= as_of < valid_to; chunks ingested at or before it; the keyword idf and entity frequencies are the current statistics), optionally only items whose event time (event_at, else valid_from) lies between since and until inclusive (a hard filter inside every arm), fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3) unless the vector arm, when it gave all its candidates, finds the item more than memloom_keyword_vector_margin() (0.2) below its last candidate''s cosine (turns with a context excepted), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
+'recall in one call: the vector, keyword and entity arms (or only those named in arms) over the namespace''s active items (as_of NULL) or the versions valid at as_of (valid_from <= as_of < valid_to; chunks ingested at or before it; the keyword idf and entity frequencies are the current statistics), optionally only items whose event time (event_at, else valid_from) lies between since and until inclusive (a hard filter inside every arm), fused by memloom_rrf; best first, with each arm''s rank (null where it did not vote). Runs as the tables'' owner (SECURITY DEFINER) after checking that ns is the caller''s bound namespace (memloom_assert_namespace). Defaults: k 60, weights 1.0 / 2.0 / 0.5, entity gate 0.60, candidates per arm NULL = memloom_default_candidates(lim) = 10 whatever the limit; the keyword arm votes for items scoring >= keyword_floor x its best score (0.3) unless the vector arm, when it gave all its candidates, finds the item more than memloom_keyword_vector_margin() (0.2) below its last candidate''s cosine (turns with a context and queries naming an identifier excepted), the vector arm for items with cosine > 0; past the voted items, the vector and keyword arms'' further items follow unscored (rrf_score 0, null ranks) by their position, so the first results never depend on lim';
 

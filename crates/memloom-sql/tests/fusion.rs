@@ -289,10 +289,11 @@ async fn keyword_votes_need_the_vector_arm_not_to_find_the_item_unrelated() {
     )
     .await;
     let answer = put("memory", Some("chat:2"), "it was lovely", [0.0, 0.0, 1.0]).await;
+    let named = put("chunk", None, "see zanzibar_port.cfg", [0.0, 1.0, 0.0]).await; // cosine 0
     db.refresh_stats("ns").await;
 
-    let recall = |arms: Option<Vec<String>>| async move {
-        let mut p = memloom_sql::FuseParams::new("zanzibar", vec![1.0, 0.0, 0.0], "ns", 20);
+    let recall_of = |query: &'static str, arms: Option<Vec<String>>| async move {
+        let mut p = memloom_sql::FuseParams::new(query, vec![1.0, 0.0, 0.0], "ns", 20);
         p.arms = arms;
         memloom_sql::fuse(c, &p).await.unwrap()
     };
@@ -302,6 +303,7 @@ async fn keyword_votes_need_the_vector_arm_not_to_find_the_item_unrelated() {
             .and_then(|r| r.keyword_rank)
             .is_some()
     };
+    let recall = |arms| recall_of("zanzibar", arms);
     let all = recall(None).await;
     assert_eq!(all.iter().filter(|r| r.vector_rank.is_some()).count(), 10);
     assert!(
@@ -324,6 +326,13 @@ async fn keyword_votes_need_the_vector_arm_not_to_find_the_item_unrelated() {
     assert!(
         all.iter().any(|r| r.id == far && r.rrf_score == 0.0),
         "{all:?}"
+    );
+
+    // A query naming an identifier: an exact match, whatever its cosine.
+    let exact = recall_of("zanzibar_port.cfg", None).await;
+    assert!(
+        voted(&exact, named),
+        "an identifier's match keeps its vote: {exact:?}"
     );
 
     let keyword_only = recall(Some(vec!["keyword".into()])).await;

@@ -320,8 +320,16 @@ pub(crate) async fn run_one(
                 .map(|r| r.get(0))
                 .collect();
             // No keyword vote for an item the vector arm finds unrelated (sql/0038): cosine more
-            // than KEYWORD_VECTOR_MARGIN below its last candidate's; turns with a context exempt.
-            if let Some(last) = last {
+            // than KEYWORD_VECTOR_MARGIN below its last candidate's; turns with a context and
+            // queries naming an identifier exempt.
+            let names_identifier: bool = client
+                .query_one(
+                    "SELECT EXISTS (SELECT 1 FROM memloom_tokens($1) AS t WHERE memloom_is_identifier(t))",
+                    &[&q.text],
+                )
+                .await?
+                .get(0);
+            if let Some(last) = last.filter(|_| !names_identifier) {
                 let sims = client
                     .query_typed(
                         "SELECT id, 1 - (embedding <=> $1::real[]::vector), context IS NOT NULL \
