@@ -5,25 +5,7 @@
 
 use tokio_postgres::Client;
 
-use crate::util::TestDb;
-
-/// xorshift64*: a fixed corpus and query set on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::util::{Rng, TestDb};
 
 /// Word `i` of a made-up language: letters only (no identifier, no stop word), each its own stem.
 fn word(i: usize) -> String {

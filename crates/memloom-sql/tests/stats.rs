@@ -6,22 +6,7 @@ use memloom_core::vector_text::vector_text;
 use memloom_sql::{forget, remember, ForgetTarget};
 use tokio_postgres::Client;
 
-use crate::util::{embed, TestDb};
-
-/// A small deterministic generator (xorshift64*): the same sequence on every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::util::{embed, Rng, TestDb};
 
 /// Words with identifiers among them, skewed so that many documents share lexemes.
 const WORDS: &[&str] = &[

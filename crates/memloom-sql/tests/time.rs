@@ -6,21 +6,7 @@ use memloom_sql::{
 };
 use tokio_postgres::Client;
 
-use crate::util::{embed, ids, TestDb, HASH_V1_STORE};
-
-/// A small deterministic generator (xorshift64*), so a failure replays.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use crate::util::{embed, ids, Rng, TestDb, HASH_V1_STORE};
 
 /// The database's clock as RFC 3339 text, milliseconds (valid_from's precision).
 async fn db_now(client: &Client) -> String {
@@ -90,7 +76,7 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
         }
     }
     for i in (1..plan.len()).rev() {
-        plan.swap(i, rng.below(i as u64 + 1) as usize);
+        plan.swap(i, rng.below(i + 1));
     }
     // Model: per key, (valid_from, content) of each version, in write order.
     let mut model: Vec<Vec<(String, String)>> = vec![Vec::new(); KEYS];
@@ -162,7 +148,7 @@ async fn as_of_returns_the_version_valid_at_each_instant() {
         // A random instant inside the key's history, and one before its first version.
         let first = versions[0].0.clone();
         let span = 3 * versions.len() as i64 + 3;
-        instants.push(plus_ms(c, &first, rng.below(span as u64) as i64).await);
+        instants.push(plus_ms(c, &first, rng.below(span as usize) as i64).await);
         instants.push(plus_ms(c, &first, -1).await);
         for t in &instants {
             let rows = recall_at(c, &token(k), Some(t), memories.clone()).await;

@@ -32,6 +32,27 @@ pub fn generated_chunks(n: i32, ns: &str, content: &str) -> String {
     )
 }
 
+/// A small deterministic generator (xorshift64*): the same sequence on every run, for the
+/// tests' generated corpora and write mixes.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// Uniform in 0..n.
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    /// Uniform in [0, 1).
+    pub fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 /// hash-v1 as memloom_meta records it.
 pub const HASH_V1_STORE: memloom_sql::StoreEmbedder<'static> = memloom_sql::StoreEmbedder {
     name: memloom_core::HASH_V1.name,
