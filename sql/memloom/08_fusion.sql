@@ -183,7 +183,7 @@ BEGIN
                 WHERE m.id = ANY (keyword_ids) AND m.context IS NULL
                   AND 1 - (m.embedding <=> query_embedding) < 1 - vector_dist[candidates] - memloom_keyword_vector_margin());
             IF cardinality(held) > 0
-               AND NOT EXISTS (SELECT 1 FROM memloom_tokens(query_text) AS t WHERE memloom_is_identifier(t)) THEN
+               AND NOT EXISTS (SELECT 1 FROM memloom_query_terms(query_text) AS t WHERE t.exact) THEN
                 keyword_ids := ARRAY(SELECT u.id FROM unnest(keyword_ids) WITH ORDINALITY AS u(id, pos)
                                      WHERE u.id <> ALL (held) ORDER BY u.pos);
             END IF;

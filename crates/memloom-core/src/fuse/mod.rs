@@ -39,10 +39,11 @@ pub const DEFAULT_KEYWORD_FLOOR: f64 = 0.3;
 
 /// The keyword arm does not vote for an item whose cosine similarity to the query is more than
 /// this below the vector arm's last voting candidate's (when the vector arm gave all its
-/// candidates; items indexed with a context, turns of a thread, and queries naming an identifier
-/// excepted): a match of words the embedding finds unrelated. `memloom_keyword_vector_margin()` in SQL; a test pins them equal.
-/// With all-MiniLM-L6-v2 the Node docs' S@5 .800 -> .835; hash-v1 and static-v2 within .001 or
-/// above on both dev sets (docs/EVAL.md, 2026-12-06).
+/// candidates; items indexed with a context, turns of a thread, and queries naming an
+/// identifier excepted): a match of words the embedding finds unrelated. SQL's
+/// `memloom_keyword_vector_margin()`; a test pins them equal. With all-MiniLM-L6-v2 the Node
+/// docs' S@5 .800 -> .835; hash-v1 and static-v2 within .001 or above on both dev sets
+/// (docs/EVAL.md, 2026-12-06).
 pub const KEYWORD_VECTOR_MARGIN: f64 = 0.2;
 
 /// The candidates per arm for a result limit: always `DEFAULT_CANDIDATES` (as

@@ -322,14 +322,7 @@ pub(crate) async fn run_one(
             // No keyword vote for an item the vector arm finds unrelated (sql/0038): cosine more
             // than KEYWORD_VECTOR_MARGIN below its last candidate's; turns with a context and
             // queries naming an identifier exempt.
-            let names_identifier: bool = client
-                .query_one(
-                    "SELECT EXISTS (SELECT 1 FROM memloom_tokens($1) AS t WHERE memloom_is_identifier(t))",
-                    &[&q.text],
-                )
-                .await?
-                .get(0);
-            if let Some(last) = last.filter(|_| !names_identifier) {
+            if let Some(last) = last {
                 let sims = client
                     .query_typed(
                         "SELECT id, 1 - (embedding <=> $1::real[]::vector), context IS NOT NULL \
@@ -343,7 +336,17 @@ pub(crate) async fn run_one(
                     .filter(|r| !r.get::<_, bool>(2) && r.get::<_, f64>(1) < bar)
                     .map(|r| r.get(0))
                     .collect();
-                keyword.retain(|id| !held.contains(id));
+                let names_identifier = !held.is_empty()
+                    && client
+                        .query_one(
+                            "SELECT EXISTS (SELECT 1 FROM memloom_query_terms($1) AS t WHERE t.exact)",
+                            &[&q.text],
+                        )
+                        .await?
+                        .get::<_, bool>(0);
+                if !names_identifier {
+                    keyword.retain(|id| !held.contains(id));
+                }
             }
             let gate = 0.60_f64;
             let entity = ids(
