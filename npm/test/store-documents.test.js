@@ -4,6 +4,9 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../src/entry-node.js';
 import { decodeDocument, MAX_DOCUMENT_BYTES } from '../src/decode.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 let store;
 before(async () => {
@@ -60,6 +63,34 @@ test('a document with no chunks (only headings) is empty on every ingest, never 
   const { rows } = await store.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE metadata->>'root' = 'empty'`);
   assert.equal(rows[0].n, 0);
   assert.equal((await store.ingest([docs[3]])).added, 1);
+});
+
+test('a directory read ahead: files, skips and progress come in path order; a re-ingest finds every hash unchanged', async () => {
+  // More files than the loads kept in flight (ingest.js READ_AHEAD), with skips among them.
+  const dir = mkdtempSync(join(tmpdir(), 'memloom-ahead-'));
+  try {
+    const names = [];
+    for (let i = 0; i < 40; i++) {
+      const name = `f${String(i).padStart(2, '0')}.md`;
+      names.push(name);
+      if (i % 7 === 3) writeFileSync(join(dir, name), Uint8Array.of(0x89, 0x50, 0, 1));
+      else if (i % 11 === 5) writeFileSync(join(dir, name), Uint8Array.of(0xff, 0xfe, 0x41));
+      else writeFileSync(join(dir, name), `# File ${i}\n\nReading ahead keeps note ${i} in order.\n`);
+    }
+    const skipped = names.filter((_, i) => i % 7 === 3 || i % 11 === 5);
+    const progress = [];
+    const warnings = [];
+    const r = await store.ingest(dir, { batchFiles: 3, onProgress: (p) => progress.push([p.done, p.source]), onWarning: (w) => warnings.push(w.source) });
+    assert.deepEqual(progress, names.map((n, i) => [i + 1, n]));
+    assert.deepEqual(warnings, skipped);
+    assert.deepEqual([r.files, r.added, r.skipped], [40 - skipped.length, 40 - skipped.length, skipped.length]);
+    const again = await store.ingest(dir);
+    assert.deepEqual([again.unchanged, again.added, again.changed, again.removed], [40 - skipped.length, 0, 0, 0], JSON.stringify(again));
+    const { results } = await store.recall('note 18', { limit: 1 });
+    assert.equal(results[0].source, 'f18.md');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('a document that is neither text nor a Blob is refused with the accepted shapes', async () => {
