@@ -9,7 +9,8 @@
 // scripts/bench-ingest.sh (`make bench-ingest`) prepares the baseline package from git and a
 // throwaway server and runs this. Corpora: the Node docs (../shared/eval/nodejs-docs/corpus;
 // said plainly when absent) and N small files generated here in a temporary directory (never
-// committed): paragraphs of the Node docs, or synthetic text without them, 3 to 8 per file.
+// committed): paragraphs of the Node docs, or synthetic text without them, 3 to 8 per file,
+// ingested as a folder and again as documents {root, source, file} (the preview's shape).
 //
 // Split, per run: read (the files' load: stat, read, UTF-8 check; the part not hidden behind the
 // other steps, since the ingest reads ahead), embed (the embedder's calls),
@@ -23,6 +24,7 @@
 // content, embedding, metadata, in id order) and give the same recall ids for a query set;
 // the script exits 1 otherwise. No figure is asserted.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -81,6 +83,9 @@ else console.log(`Node docs: not there (${opt.corpus}); only the generated small
     writeFileSync(join(sub, `note-${i}.md`), body.join('\n\n') + '\n');
   }
   corpora.push({ name: `${n} small files`, dir });
+  // The same files given as documents {root, source, file} in one call: the browser preview's
+  // and the API's shape (each file read when its turn comes, as a picked File is).
+  corpora.push({ name: `${n} small files as documents`, dir, documents: true });
 }
 for (const c of corpora) {
   let bytes = 0;
@@ -98,6 +103,30 @@ for (const c of corpora) {
   walk(c.dir);
   c.bytes = bytes;
   c.files = files;
+}
+
+/** The corpus as ingest's inputs: its folder, or its files as documents read through `t`. */
+function inputs(c, t) {
+  if (!c.documents) return [c.dir];
+  const docs = [];
+  const walk = (d, rel) => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (e.name.startsWith('.')) continue;
+      const path = join(d, e.name);
+      const source = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) walk(path, source);
+      else if (e.isFile()) {
+        const size = statSync(path).size;
+        const arrayBuffer = t.timeRead(async () => {
+          const b = await readFile(path);
+          return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+        });
+        docs.push({ root: 'small', source, file: { size, arrayBuffer } });
+      }
+    }
+  };
+  walk(c.dir, '');
+  return docs;
 }
 
 // Stores ----------------------------------------------------------------------------------------
@@ -171,6 +200,7 @@ function instrument(store) {
       }
     }
   };
+  Object.defineProperty(t, 'timeRead', { enumerable: false, value: (fn) => timed('read', fn) });
   Object.defineProperty(t, 'settle', {
     enumerable: false,
     value: () => {
@@ -269,8 +299,9 @@ for (const c of corpora) {
         const { store, drop } = await freshStore(p.api, backend);
         try {
           const t = instrument(store);
+          const input = inputs(c, t);
           const s = performance.now();
-          const rep = await store.ingest([c.dir]);
+          const rep = await store.ingest(input);
           const total = performance.now() - s;
           t.settle();
           const split = { ...t };

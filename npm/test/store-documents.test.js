@@ -93,6 +93,38 @@ test('a directory read ahead: files, skips and progress come in path order; a re
   }
 });
 
+test('documents in one call are written as one call per document would write them, in order', async () => {
+  // Loose documents with one root share batches (ingest.js); a source given twice, a binary
+  // Blob and a second root must come out as they do one document per call.
+  const docs = [];
+  for (let i = 0; i < 12; i++) docs.push({ root: 'inbox', source: `m${i}.md`, text: `# Memo ${i}\n\nBatched memo ${i} about topic ${i % 3}.\n` });
+  docs.splice(4, 0, { root: 'inbox', source: 'blob.bin', file: new Blob([Uint8Array.of(1, 0, 2)]) });
+  docs.splice(7, 0, { root: 'inbox', source: 'm2.md', text: '# Memo 2\n\nThe second version of memo 2.\n' });
+  docs.splice(9, 0, { root: 'other', source: 'm2.md', text: '# Other\n\nA memo 2 under another root.\n' });
+  const rows = (s) => s.db.query(`SELECT metadata->>'root' AS root, source, content FROM memloom_items WHERE kind = 'chunk' ORDER BY 1, 2, 3`).then((r) => r.rows);
+  const batched = await openStore({});
+  const single = await openStore({});
+  try {
+    const progress = [];
+    const warnings = [];
+    const r = await batched.ingest(docs, { batchFiles: 4, onProgress: (p) => progress.push([p.done, p.source]), onWarning: (w) => warnings.push(w.source) });
+    assert.deepEqual(progress, docs.map((d, i) => [i + 1, d.source]));
+    assert.deepEqual(warnings, ['blob.bin']);
+    const sum = { files: 0, added: 0, changed: 0, unchanged: 0, empty: 0, removed: 0, skipped: 0, chunks: 0 };
+    for (const d of docs) for (const [k, v] of Object.entries(await single.ingest([d]))) sum[k] += v;
+    assert.deepEqual(r, sum);
+    assert.deepEqual([r.added, r.changed, r.skipped], [13, 1, 1]);
+    assert.deepEqual(await rows(batched), await rows(single));
+    assert.deepEqual(
+      (await rows(batched)).filter((x) => x.source === 'm2.md').map((x) => [x.root, x.content]),
+      [['inbox', 'Memo 2\n\nThe second version of memo 2.'], ['other', 'Other\n\nA memo 2 under another root.']],
+    );
+  } finally {
+    await batched.close();
+    await single.close();
+  }
+});
+
 test('a document that is neither text nor a Blob is refused with the accepted shapes', async () => {
   await assert.rejects(store.ingest([{ source: 'x.md', file: 'not a blob' }]), /\{source, file: Blob\}/);
 });
