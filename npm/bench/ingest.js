@@ -13,7 +13,7 @@
 // ingested as a folder and again as documents {root, source, file} (the preview's shape).
 //
 // Split, per run: read (the files' load: stat, read, UTF-8 check; the part not hidden behind the
-// other steps, since the ingest reads ahead), embed (the embedder's calls),
+// other steps, since the ingest reads ahead), embed (the embedder's calls, outside the writes they overlap),
 // write (the transactions that write chunks), statistics (memloom_refresh_stats after a bulk
 // load), other (chunking, hashing, the remaining queries: the remainder). Then `index` (the
 // entity index run that follows an ingest, store.index()) is timed apart. --probe adds, on
@@ -182,19 +182,21 @@ function uncovered(a, b) {
  * Wraps the store's database, embedder and file reader with timers. The ingest reads files
  * ahead of the batch it writes (npm/src/store/ingest.js, READ_AHEAD), so loads overlap each
  * other and the writes: `read` is the wall time with a load in flight and nothing else timed
- * running (what reading still adds to the end-to-end time), computed by `t.settle()`.
+ * running (what reading still adds to the end-to-end time), computed by `t.settle()`. A
+ * batch is embedded while the one before is written: `embed` is the embedding time outside
+ * the writes (on PGlite, which runs on this thread, about all of it).
  */
 function instrument(store) {
   const t = { read: 0, embed: 0, write: 0, statistics: 0, queries: 0 };
-  const spans = { read: [], busy: [] };
+  const spans = { read: [], embed: [], write: [], busy: [] };
   const timed = (key, fn) => async (...args) => {
     const s = performance.now();
     try {
       return await fn(...args);
     } finally {
       const e = performance.now();
-      if (key === 'read') spans.read.push([s, e]);
-      else {
+      spans[key].push([s, e]);
+      if (key !== 'read') {
         t[key] += e - s;
         spans.busy.push([s, e]);
       }
@@ -205,6 +207,7 @@ function instrument(store) {
     enumerable: false,
     value: () => {
       t.read = uncovered(union(spans.read), union(spans.busy));
+      t.embed = uncovered(union(spans.embed), union(spans.write));
     },
   });
   const db = store.db;

@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +12,8 @@ export const RESULT_KEYS = ['id', 'kind', 'source', 'breadcrumb', 'key', 'conten
 
 /** An empty user config directory, so the developer's ~/.config/memloom never leaks into tests. */
 export const emptyXdg = mkdtempSync(join(tmpdir(), 'memloom-xdg-'));
+// Each test file's process made one and left it behind in the temporary directory.
+process.on('exit', () => rmSync(emptyXdg, { recursive: true, force: true }));
 
 /**
  * Runs the CLI; `async: true` returns a promise (needed when the test serves HTTP itself).

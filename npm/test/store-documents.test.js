@@ -125,6 +125,47 @@ test('documents in one call are written as one call per document would write the
   }
 });
 
+test('a batch is embedded while the one before is written; a failed write or embed stops the ingest with nothing left in flight', async () => {
+  const docs = Array.from({ length: 6 }, (_, i) => ({ root: 'pipe', source: `p${i}.md`, text: `# Pipe ${i}\n\nPipelined note ${i}.\n` }));
+  const stored = async (s) => (await s.db.query(`SELECT DISTINCT source FROM memloom_items WHERE kind = 'chunk' ORDER BY 1`)).rows.map((r) => r.source);
+  // The third write fails: the first two are stored, progress came for them only, in order.
+  const a = await openStore({});
+  try {
+    const transaction = a.db.transaction;
+    let writes = 0;
+    a.db.transaction = (fn) => (++writes === 3 ? Promise.reject(new Error('disk full')) : transaction(fn));
+    const progress = [];
+    await assert.rejects(a.ingest(docs, { batchFiles: 1, onProgress: (p) => progress.push(p.source) }), /disk full/);
+    assert.deepEqual(progress, ['p0.md', 'p1.md']);
+    assert.deepEqual(await stored(a), ['p0.md', 'p1.md']);
+  } finally {
+    await a.close();
+  }
+  // The third embed fails while the second batch's (slow) write is in flight: the ingest
+  // rejects only once that write has ended, so nothing writes after the caller sees the error.
+  const b = await openStore({});
+  try {
+    const transaction = b.db.transaction;
+    let writes = 0;
+    let ended = 0;
+    b.db.transaction = async (fn) => {
+      const n = ++writes;
+      if (n === 2) await new Promise((r) => setTimeout(r, 200));
+      const out = await transaction(fn);
+      ended = n;
+      return out;
+    };
+    const embed = b.embedder.embed.bind(b.embedder);
+    let embeds = 0;
+    b.embedder = { ...b.embedder, embed: (texts) => (++embeds === 3 ? Promise.reject(new Error('embedder down')) : embed(texts)) };
+    await assert.rejects(b.ingest(docs, { batchFiles: 1 }), /embedder down/);
+    assert.equal(ended, 2);
+    assert.deepEqual(await stored(b), ['p0.md', 'p1.md']);
+  } finally {
+    await b.close();
+  }
+});
+
 test('a document that is neither text nor a Blob is refused with the accepted shapes', async () => {
   await assert.rejects(store.ingest([{ source: 'x.md', file: 'not a blob' }]), /\{source, file: Blob\}/);
 });

@@ -92,80 +92,104 @@ async function ingestInputs(store, inputs, options) {
     let pending = [];
     let pendingBytes = 0;
     let pendingWrites = 0;
+    // The write of a batch runs while the next one is read, chunked and embedded: a server
+    // writes in its own process (and an API embedder embeds in another), so the two overlap.
+    // One write in flight, so batches commit and report progress in order, and nothing else
+    // uses the connection meanwhile (a server store has one). `writing` never rejects: it
+    // gives the write's error, raised by written().
+    let writing = null;
+    const written = async () => {
+      const error = await writing;
+      writing = null;
+      if (error) throw error;
+    };
     const flush = async () => {
       const batch = pending;
       pending = [];
       pendingBytes = 0;
       pendingWrites = 0;
       const writes = batch.filter((f) => f.write);
-      if (writes.length > 0) {
-        const chunks = writes.flatMap((f) => f.write.chunks);
-        const vectors = chunks.length > 0 ? await store.embedder.embed(chunks.map((c) => c.content)) : [];
-        const isBulk = bulk.written + chunks.length > bulk.before;
-        // One statement for the batch (sql/migrations/0013_bulk_writes.sql): each file's lock, in key
-        // order, then its chunks replaced; two ingests of one folder queue per file, and the
-        // later one replaces the earlier one's chunks, so none is stored twice.
-        await store.db.transaction((tx) =>
-          tx.query('SELECT deleted, inserted FROM memloom_replace_chunks($1, $2, $3, $4, $5, $6, $7, $8::vector[], $9)', [
-            store.namespace,
-            group.root,
-            writes.map((f) => f.source),
-            writes.map((f) => f.write.hash),
-            writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
-            chunks.map((c) => c.breadcrumb),
-            chunks.map((c) => c.content),
-            vectorsParam(store, vectors),
-            isBulk,
-          ]),
-        );
-        for (const f of writes) {
-          report.chunks += f.write.chunks.length;
-          if (f.write.previous === undefined) report.added++;
-          else report.changed++;
+      const chunks = writes.flatMap((f) => f.write.chunks);
+      const vectors = chunks.length > 0 ? await store.embedder.embed(chunks.map((c) => c.content)) : [];
+      await written();
+      const write = async () => {
+        if (writes.length > 0) {
+          const isBulk = bulk.written + chunks.length > bulk.before;
+          // One statement for the batch (sql/migrations/0013_bulk_writes.sql): each file's lock, in key
+          // order, then its chunks replaced; two ingests of one folder queue per file, and the
+          // later one replaces the earlier one's chunks, so none is stored twice.
+          await store.db.transaction((tx) =>
+            tx.query('SELECT deleted, inserted FROM memloom_replace_chunks($1, $2, $3, $4, $5, $6, $7, $8::vector[], $9)', [
+              store.namespace,
+              group.root,
+              writes.map((f) => f.source),
+              writes.map((f) => f.write.hash),
+              writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
+              chunks.map((c) => c.breadcrumb),
+              chunks.map((c) => c.content),
+              vectorsParam(store, vectors),
+              isBulk,
+            ]),
+          );
+          for (const f of writes) {
+            report.chunks += f.write.chunks.length;
+            if (f.write.previous === undefined) report.added++;
+            else report.changed++;
+          }
+          bulk.written += chunks.length;
+          bulk.used ||= isBulk;
         }
-        bulk.written += chunks.length;
-        bulk.used ||= isBulk;
-      }
-      for (const f of batch) onProgress?.({ done: f.done, total, chunks: report.chunks, started, source: f.source });
+        for (const f of batch) onProgress?.({ done: f.done, total, chunks: report.chunks, started, source: f.source });
+      };
+      writing = write().then(
+        () => null,
+        (error) => error,
+      );
     };
-    for await (const { doc, loaded } of loadAhead(group.docs)) {
-      done++;
-      if (loaded.skip) {
-        report.skipped++;
-        warn({ source: doc.source, path: loaded.path, reason: loaded.skip });
-        // A file that became unreadable keeps no stale chunks.
-        if (known.has(doc.source)) seen.delete(doc.source);
-        pending.push({ source: doc.source, done });
-        continue;
+    try {
+      for await (const { doc, loaded } of loadAhead(group.docs)) {
+        done++;
+        if (loaded.skip) {
+          report.skipped++;
+          warn({ source: doc.source, path: loaded.path, reason: loaded.skip });
+          // A file that became unreadable keeps no stale chunks.
+          if (known.has(doc.source)) seen.delete(doc.source);
+          pending.push({ source: doc.source, done });
+          continue;
+        }
+        if (loaded.text.includes('\0')) {
+          // A document given as text: the same rule as a file's bytes (decode.js).
+          report.skipped++;
+          warn({ source: doc.source, path: loaded.path, reason: 'binary (contains NUL bytes)' });
+          pending.push({ source: doc.source, done });
+          continue;
+        }
+        report.files++;
+        seen.add(doc.source);
+        const hash = loaded.hash;
+        const previous = known.get(doc.source);
+        const chunks = previous === hash ? undefined : chunk(doc.source, loaded.text, opts);
+        if (previous === hash) {
+          report.unchanged++;
+          pending.push({ source: doc.source, done });
+        } else if (chunks.length === 0 && previous === undefined) {
+          // Nothing to index (only headings, or white space): no rows, so no stored hash and
+          // nothing to compare with next time. Reported as empty on every run, never as new.
+          report.empty++;
+          pending.push({ source: doc.source, done });
+        } else {
+          pending.push({ source: doc.source, done, write: { hash, previous, chunks } });
+          pendingBytes += loaded.text.length;
+          pendingWrites++;
+        }
+        if (pendingBytes >= batchBytes || pendingWrites >= batchFiles) await flush();
       }
-      if (loaded.text.includes('\0')) {
-        // A document given as text: the same rule as a file's bytes (decode.js).
-        report.skipped++;
-        warn({ source: doc.source, path: loaded.path, reason: 'binary (contains NUL bytes)' });
-        pending.push({ source: doc.source, done });
-        continue;
-      }
-      report.files++;
-      seen.add(doc.source);
-      const hash = loaded.hash;
-      const previous = known.get(doc.source);
-      const chunks = previous === hash ? undefined : chunk(doc.source, loaded.text, opts);
-      if (previous === hash) {
-        report.unchanged++;
-        pending.push({ source: doc.source, done });
-      } else if (chunks.length === 0 && previous === undefined) {
-        // Nothing to index (only headings, or white space): no rows, so no stored hash and
-        // nothing to compare with next time. Reported as empty on every run, never as new.
-        report.empty++;
-        pending.push({ source: doc.source, done });
-      } else {
-        pending.push({ source: doc.source, done, write: { hash, previous, chunks } });
-        pendingBytes += loaded.text.length;
-        pendingWrites++;
-      }
-      if (pendingBytes >= batchBytes || pendingWrites >= batchFiles) await flush();
+      await flush();
+      await written();
+    } catch (error) {
+      await writing; // the write in flight ends before the error is raised
+      throw error;
     }
-    await flush();
     if (group.prune) {
       const gone = [...known.keys()].filter((s) => !seen.has(s));
       if (gone.length > 0) {
