@@ -81,7 +81,8 @@ bench:
 bench-sql:
 	bash scripts/bench-sql.sh
 
-## bench-ingest: ingest MB/s and its time split, before and after sql/0013, embedded and on a server
+## bench-ingest: ingest MB/s and its time split, before and after sql/0013, embedded and on a server;
+## then through a stand-in embeddings API, 1 against 4 requests in flight
 bench-ingest:
 	bash scripts/bench-ingest.sh
 

@@ -2,8 +2,10 @@
 # Ingest throughput before and after, in one process (npm/bench/ingest.js): the Node docs
 # (../shared/eval/nodejs-docs when present) and a generated corpus of many small files, on the
 # embedded store and on a throwaway PostgreSQL 15 + pgvector cluster of its own (stopped at the
-# end, even on failure). Figures and ratios go to stdout; nothing is asserted but correctness
-# (both packages must store the same items and recall the same results).
+# end, even on failure); then the same ingest through a stand-in embeddings API with 1 and 4
+# requests in flight (npm/bench/embed-api.js). Figures and ratios go to stdout; nothing is
+# asserted but correctness (the runs compared must store the same items and recall the same
+# results).
 #
 #   bash scripts/bench-ingest.sh                       baseline: the commit before sql/0013
 #   MEMLOOM_BENCH_BASELINE=<git ref>                   another baseline (a commit of this repo)
@@ -48,3 +50,7 @@ fi
 
 # shellcheck disable=SC2086
 node npm/bench/ingest.js --baseline "$base/npm" --url "$url" ${MEMLOOM_BENCH_ARGS:-}
+
+# Through an embeddings API that answers in network time: requests one at a time against the
+# default number in flight (npm/bench/embed-api.js; a stand-in API on 127.0.0.1).
+node npm/bench/embed-api.js

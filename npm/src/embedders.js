@@ -23,6 +23,7 @@ import {
   staticTableBytes,
 } from './core.js';
 import { MemloomError } from './errors.js';
+import { concurrencyOption, inFlight } from './in-flight.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
 /** @import { Embedder, StaticEmbedderOptions, ApiEmbedderOptions, Env } from './types.js' */
 
@@ -83,7 +84,7 @@ export const OFFLINE_EMBEDDERS = {
   'static-v2': () => staticEmbedder({ version: 2 }),
 };
 
-const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 500 };
+const DEFAULTS = { batchSize: 64, concurrency: 4, timeoutMs: 30_000, maxRetries: 5, backoffMs: 500 };
 
 /**
  * An OpenAI-compatible embeddings endpoint. `url` is the API base (`https://host/v1`) or the
@@ -94,7 +95,8 @@ const DEFAULTS = { batchSize: 64, timeoutMs: 30_000, maxRetries: 5, backoffMs: 5
 export function apiEmbedder(options) {
   const { url, apiKey, model, dims } = options ?? {};
   const given = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
-  const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
+  const { batchSize, concurrency, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
+  concurrencyOption(concurrency, 'the embeddings API', 'MEMLOOM_EMBED_CONCURRENCY');
   const fetchImpl = options?.fetch ?? globalThis.fetch;
   // The rules (settings, endpoint, identity, request and response) are memloom-core's
   // (embed/api.rs), shared with the edge worker; this function does the HTTP. They run in the
@@ -161,12 +163,12 @@ export function apiEmbedder(options) {
     get dims() {
       return spec().dims;
     },
+    // Requests of batchSize texts, up to `concurrency` in flight (in-flight.js), the vectors in
+    // input order.
     async embed(texts) {
-      const out = [];
-      for (let i = 0; i < texts.length; i += batchSize) {
-        out.push(...(await post(texts.slice(i, i + batchSize))));
-      }
-      return out;
+      const slices = [];
+      for (let i = 0; i < texts.length; i += batchSize) slices.push(texts.slice(i, i + batchSize));
+      return (await inFlight(slices, concurrency, post)).flat();
     },
   };
 }
@@ -185,8 +187,8 @@ export function embedderFromEnv(env = process.env) {
 
 /**
  * The embedder of resolved settings (settings.js `section(resolved, 'embedder')`): `name` an
- * offline one, or `url` (with model, dims, apiKey, timeoutMs) an embeddings API.
- * @param {{name?: string, url?: string, model?: string, dims?: number, apiKey?: string, timeoutMs?: number}} s
+ * offline one, or `url` (with model, dims, apiKey, timeoutMs, concurrency) an embeddings API.
+ * @param {{name?: string, url?: string, model?: string, dims?: number, apiKey?: string, timeoutMs?: number, concurrency?: number}} s
  * @param {{apiKeyFallback?: string}} [opts]
  */
 export function embedderFromSettings(s, { apiKeyFallback } = {}) {
@@ -198,7 +200,7 @@ export function embedderFromSettings(s, { apiKeyFallback } = {}) {
     if (!make) throw new MemloomError(`the ${choice.offline} embedder is not in this build of the memloom package`);
     return make();
   }
-  return apiEmbedder({ url: s.url, apiKey: s.apiKey ?? apiKeyFallback, model: s.model, dims: s.dims, timeoutMs: s.timeoutMs });
+  return apiEmbedder({ url: s.url, apiKey: s.apiKey ?? apiKeyFallback, model: s.model, dims: s.dims, timeoutMs: s.timeoutMs, concurrency: s.concurrency });
 }
 
 function sleep(ms) {

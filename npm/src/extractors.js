@@ -11,6 +11,7 @@
 //   (401 / 403) stops the run, since every later request would fail the same way.
 import { entityKinds, extractEntities, maxMentions } from './core.js';
 import { MemloomError } from './errors.js';
+import { concurrencyOption, inFlight } from './in-flight.js';
 import { resolveSettings, section, settingsFromEnv } from './settings.js';
 /** @import { Extractor, LlmExtractorOptions, Env } from './types.js' */
 
@@ -40,7 +41,7 @@ function offline(it) {
   return extractEntities(it.text, it.breadcrumb ?? undefined).map((m) => ({ name: m.name, kind: m.kind, strength: m.strength }));
 }
 
-const DEFAULTS = { batchSize: 8, timeoutMs: 60_000, maxRetries: 4, backoffMs: 500 };
+const DEFAULTS = { batchSize: 8, concurrency: 4, timeoutMs: 60_000, maxRetries: 4, backoffMs: 500 };
 
 /** The system prompt (built on first use: the kinds come from the wasm core). */
 const systemPrompt = () => `You extract the named things a user would later search for from documentation and team notes.
@@ -98,11 +99,12 @@ export const batchSchema = () => ({
 export function llmExtractor(options) {
   const { url, apiKey, model } = options ?? {};
   const given = Object.fromEntries(Object.entries(options ?? {}).filter(([, v]) => v !== undefined));
-  const { batchSize, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
+  const { batchSize, concurrency, timeoutMs, maxRetries, backoffMs } = { ...DEFAULTS, ...given };
   const fetchImpl = options?.fetch ?? globalThis.fetch;
   if (!url || !model) {
     throw new MemloomError('the LLM extractor needs url and model (MEMLOOM_EXTRACT_URL, MEMLOOM_EXTRACT_MODEL)');
   }
+  concurrencyOption(concurrency, 'the LLM extractor', 'MEMLOOM_EXTRACT_CONCURRENCY');
   for (const [k, v] of Object.entries({ batchSize, timeoutMs })) {
     if (!Number.isInteger(v) || v <= 0) throw new MemloomError(`LLM extractor ${k} must be a positive integer, not ${v}`);
   }
@@ -176,16 +178,25 @@ export function llmExtractor(options) {
 
   return {
     id: `llm:${model}`,
+    // Requests of batchSize items, up to `concurrency` in flight (in-flight.js); a reply that
+    // cannot be used falls back to the offline extractor for its items, any other failure (a
+    // refused key) stops the run. Warnings and results in the items' order.
     async extract(items, { onWarning } = {}) {
-      const out = [];
-      for (let i = 0; i < items.length; i += batchSize) {
-        const batch = items.slice(i, i + batchSize);
-        let parsed = null;
+      const batches = [];
+      for (let i = 0; i < items.length; i += batchSize) batches.push(items.slice(i, i + batchSize));
+      const replies = await inFlight(batches, concurrency, async (batch) => {
         try {
-          parsed = parseReply(await complete(batch), batch.length);
+          return { parsed: parseReply(await complete(batch), batch.length) };
         } catch (e) {
           if (!(e instanceof ReplyError)) throw e;
-          onWarning?.({ reason: `${e.message}; ${batch.length} item(s) fall back to the offline extractor`, items: batch.map((b) => b.id) });
+          return { error: e };
+        }
+      });
+      const out = [];
+      for (const [b, batch] of batches.entries()) {
+        const { parsed = null, error } = replies[b];
+        if (error) {
+          onWarning?.({ reason: `${error.message}; ${batch.length} item(s) fall back to the offline extractor`, items: batch.map((x) => x.id) });
         }
         for (const [j, it] of batch.entries()) {
           const got = parsed?.items[j];
@@ -294,7 +305,7 @@ export function extractorFromEnv(env = process.env) {
 /**
  * The extractor of resolved settings (settings.js `section(resolved, 'extractor')`): an LLM
  * endpoint when `url` is set, else the offline extractor.
- * @param {{url?: string, model?: string, apiKey?: string, batchSize?: number, timeoutMs?: number, maxRetries?: number}} s
+ * @param {{url?: string, model?: string, apiKey?: string, batchSize?: number, concurrency?: number, timeoutMs?: number, maxRetries?: number}} s
  * @param {{apiKeyFallback?: string}} [opts]
  */
 export function extractorFromSettings(s, { apiKeyFallback } = {}) {
@@ -304,6 +315,7 @@ export function extractorFromSettings(s, { apiKeyFallback } = {}) {
     apiKey: s.apiKey ?? apiKeyFallback,
     model: s.model,
     batchSize: s.batchSize,
+    concurrency: s.concurrency,
     timeoutMs: s.timeoutMs,
     maxRetries: s.maxRetries,
   });

@@ -103,6 +103,7 @@
  * @property {string} model
  * @property {number} dims Sent as `dimensions`; every returned vector is checked against it.
  * @property {number} [batchSize] Texts per request; default 64.
+ * @property {number} [concurrency] Requests in flight at once; default 4 (vectors still in input order).
  * @property {number} [timeoutMs] Per-request timeout; default 30000 ms.
  * @property {number} [maxRetries] Retries on 429 / 5xx / network errors, with exponential backoff; default 5.
  * @property {number} [backoffMs] First backoff delay; default 500 ms (doubled each retry; Retry-After is honoured).
@@ -151,6 +152,7 @@
  * @property {string} model
  * @property {string} [apiKey]
  * @property {number} [batchSize] Items per request; default 8.
+ * @property {number} [concurrency] Requests in flight at once; default 4 (results still in item order).
  * @property {number} [timeoutMs] Per-request timeout; default 60000 ms.
  * @property {number} [maxRetries] Retries on 429 / 5xx / network errors; default 4.
  * @property {number} [backoffMs] First backoff delay; default 500 ms.

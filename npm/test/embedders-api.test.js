@@ -73,3 +73,37 @@ test('MEMLOOM_EMBED_URL selects the API embedder by the same rule as the worker'
   assert.throws(() => embedderFromEnv({ ...env, MEMLOOM_EMBED_MODEL: '' }), /set MEMLOOM_EMBED_MODEL/);
   assert.throws(() => embedderFromEnv({ ...env, MEMLOOM_EMBED_DIMS: '20000' }), /from 1 to 16000/);
 });
+
+test('requests run up to `concurrency` at once, the vectors in input order; a failure stops new requests and is raised once none is in flight', async () => {
+  // Each request answers after a delay that does not follow its order.
+  let inFlight = 0;
+  let most = 0;
+  const started = [];
+  const fetch = async (url, init) => {
+    const { input, dimensions } = JSON.parse(init.body);
+    started.push(input[0]);
+    inFlight++;
+    most = Math.max(most, inFlight);
+    await new Promise((r) => setTimeout(r, 5 + ((Number(input[0]) * 7) % 11)));
+    inFlight--;
+    if (input[0] === 'fail') return new Response('{"error":"bad model"}', { status: 400 });
+    const data = input.map((t, index) => ({ index, embedding: unit(dimensions, Number(t)) }));
+    return new Response(JSON.stringify({ data }), { status: 200 });
+  };
+  const texts = Array.from({ length: 20 }, (_, i) => String(i));
+  for (const [concurrency, expected] of [[1, 1], [3, 3], [undefined, 4]]) {
+    most = 0;
+    const e = apiEmbedder({ url: 'http://127.0.0.1:9/v1', model: 'm', dims: 32, fetch, batchSize: 2, ...(concurrency ? { concurrency } : {}) });
+    const vectors = await e.embed(texts);
+    assert.deepEqual(vectors.map((v) => [...v]), texts.map((t) => unit(32, Number(t))));
+    assert.equal(most, expected);
+  }
+  // The fourth request fails (400, not retried): the requests after it never start, and none is
+  // in flight when the error comes.
+  started.length = 0;
+  const e = apiEmbedder({ url: 'http://127.0.0.1:9/v1', model: 'm', dims: 32, fetch, batchSize: 1, concurrency: 2 });
+  const input = ['0', '1', '2', 'fail', '4', '5', '6', '7', '8', '9'];
+  await assert.rejects(e.embed(input), (err) => err instanceof MemloomError && /answered 400/.test(err.message) && inFlight === 0);
+  assert.ok(started.length <= 5, `started ${started.join(',')}`);
+  assert.throws(() => apiEmbedder({ url: 'http://127.0.0.1:9/v1', model: 'm', dims: 8, concurrency: 0 }), /concurrency .* not 0; set MEMLOOM_EMBED_CONCURRENCY/);
+});

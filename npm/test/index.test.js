@@ -453,6 +453,37 @@ test('llm extractor: 429 then success is retried; a timeout falls back; a refuse
   assert.throws(() => extractorFromEnv({ MEMLOOM_EXTRACT_URL: 'http://127.0.0.1:9/v1' }), /needs url and model/);
 });
 
+test('llm extractor: up to `concurrency` requests at once, results and warnings in item order', async () => {
+  // One item per request; the replies come back out of order, and one of them is malformed.
+  let inFlight = 0;
+  let most = 0;
+  const behaviour = (res, body) => {
+    const { items } = JSON.parse(body.messages[1].content);
+    const text = items[0].text;
+    inFlight++;
+    most = Math.max(most, inFlight);
+    const n = Number(/item (\d+)/.exec(text)[1]);
+    setTimeout(() => {
+      inFlight--;
+      if (n === 4) return reply('{"items": [')(res);
+      reply(JSON.stringify({ items: [{ id: '0', entities: [{ name: `thing_${n}`, kind: 'identifier', aliases: [] }] }] }))(res);
+    }, 5 + ((n * 7) % 11));
+  };
+  const srv = await chatServer([behaviour]);
+  try {
+    const items = Array.from({ length: 9 }, (_, i) => ({ id: 100 + i, text: `Note about item ${i}.`, breadcrumb: null }));
+    const warnings = [];
+    const out = await llmExtractor({ url: srv.url, model: 'tiny', batchSize: 1, concurrency: 3 }).extract(items, { onWarning: (w) => warnings.push(w.items) });
+    assert.equal(most, 3);
+    assert.deepEqual(out.map((o) => o.fallback), items.map((_, i) => i === 4));
+    assert.deepEqual(out.map((o, i) => (i === 4 ? null : o.mentions.map((m) => m.name))), items.map((_, i) => (i === 4 ? null : [`thing_${i}`])));
+    assert.deepEqual(warnings, [[104]]);
+  } finally {
+    await srv.close();
+  }
+  assert.throws(() => llmExtractor({ url: srv.url, model: 'tiny', concurrency: 1.5 }), /concurrency .* not 1\.5; set MEMLOOM_EXTRACT_CONCURRENCY/);
+});
+
 test('cli: ingest --index with the LLM extractor configured, progress and fallbacks on stderr', async () => {
   const docs = join(tmp, 'docs');
   mkdirSync(docs);

@@ -93,10 +93,11 @@ async function ingestInputs(store, inputs, options) {
     let pendingBytes = 0;
     let pendingWrites = 0;
     // The write of a batch runs while the next one is read, chunked and embedded: a server
-    // writes in its own process (and an API embedder embeds in another), so the two overlap.
-    // One write in flight, so batches commit and report progress in order, and nothing else
-    // uses the connection meanwhile (a server store has one). `writing` never rejects: it
-    // gives the write's error, raised by written().
+    // writes in its own process, so the two overlap (PGlite writes on this thread: there a
+    // started write ends before the next batch's work goes on, as before). One write in
+    // flight, so batches commit and report progress in order, and nothing else uses the
+    // connection meanwhile (a server store has one). `writing` never rejects: it gives the
+    // write's error, raised by written().
     let writing = null;
     const written = async () => {
       const error = await writing;
