@@ -45,3 +45,38 @@ export function concurrencyOption(value, what, env) {
   }
   return /** @type {number} */ (value);
 }
+
+/**
+ * Writes that run one at a time behind the work that prepares the next: `start(write)` waits
+ * for the write before it (raising its error), then starts `write` without waiting for it. A
+ * server store writes in its own process, so the caller reads, chunks and embeds the next
+ * batch meanwhile (PGlite writes on the caller's thread: there a started write ends before
+ * the caller goes on, as if awaited). Writes commit in order and nothing else uses the
+ * connection meanwhile, as long as the caller queries only after `settle()`.
+ */
+export function writeBehind() {
+  /** @type {Promise<{ error: unknown } | null> | null} */
+  let pending = null;
+  const settle = async () => {
+    const failed = await pending;
+    pending = null;
+    if (failed) throw failed.error;
+  };
+  return {
+    /** @param {() => Promise<unknown>} write */
+    async start(write) {
+      await settle();
+      pending = write().then(
+        () => null,
+        (error) => ({ error }),
+      );
+    },
+    /** Waits for the write in flight, raising its error. */
+    settle,
+    /** Waits for the write in flight without raising: before another error is raised. */
+    async drain() {
+      await pending;
+      pending = null;
+    },
+  };
+}

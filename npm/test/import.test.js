@@ -227,10 +227,11 @@ test('the set-based batch (memloom_remember_batch) stores what one memloom_remem
   }
 });
 
-test('importMemories holds at most one batch: records are pulled as batches are written', async () => {
+test('importMemories holds at most the batch being written and the next: records are pulled as batches are written', async () => {
   const store = await openStore({});
   try {
     let pulled = 0;
+    let done = 0;
     const sizes = [];
     const source = (function* () {
       for (let i = 0; i < 1000; i++) {
@@ -242,8 +243,10 @@ test('importMemories holds at most one batch: records are pulled as batches are 
       batchSize: 128,
       onBatch: (b) => {
         sizes.push(b.size);
-        // Nothing read ahead of the batch just written: pulled == read so far.
-        assert.equal(pulled, b.read);
+        done += b.size;
+        // The next batch is read and embedded while this one is written, nothing beyond it (and
+        // the one record the loop has pulled but not taken yet).
+        assert.ok(pulled <= done + 128 + 1, `pulled ${pulled} with ${done} written`);
       },
     });
     assert.deepEqual(sizes, [...Array(7).fill(128), 1000 - 7 * 128]);
@@ -251,6 +254,45 @@ test('importMemories holds at most one batch: records are pulled as batches are 
     assert.equal(report.superseding, 700);
   } finally {
     await store.close();
+  }
+});
+
+test('importMemories: a failed batch write stops the import; a bad record is raised once the batch in flight is written', async () => {
+  const source = (n, bad = -1) =>
+    (function* () {
+      for (let i = 0; i < n; i++) yield i === bad ? { key: 'k', text: '' } : { key: `k${i}`, seq: 1, text: `note ${i} about ${WORDS[i % WORDS.length]}` };
+    })();
+  const count = async (s) => (await s.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE kind = 'memory'`)).rows[0].n;
+  const a = await openStore({});
+  try {
+    const transaction = a.db.transaction;
+    let writes = 0;
+    a.db.transaction = (fn) => (++writes === 3 ? Promise.reject(new Error('disk full')) : transaction(fn));
+    const batches = [];
+    await assert.rejects(a.importMemories(source(100), { batchSize: 10, onBatch: (b) => batches.push(b.batch) }), /disk full/);
+    assert.deepEqual(batches, [1, 2]);
+    assert.equal(await count(a), 20);
+  } finally {
+    await a.close();
+  }
+  const b = await openStore({});
+  try {
+    const transaction = b.db.transaction;
+    let writes = 0;
+    let ended = 0;
+    b.db.transaction = async (fn) => {
+      const n = ++writes;
+      if (n === 2) await new Promise((r) => setTimeout(r, 200));
+      const out = await transaction(fn);
+      ended = n;
+      return out;
+    };
+    // Record 25 is refused while batch 2 (records 10-19) may still be written.
+    await assert.rejects(b.importMemories(source(100, 25), { batchSize: 10 }), /memory 26/);
+    assert.equal(ended, 2);
+    assert.equal(await count(b), 20);
+  } finally {
+    await b.close();
   }
 });
 

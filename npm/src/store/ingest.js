@@ -3,6 +3,7 @@ import { chunk } from '../core.js';
 import { vectorsParam } from './vectors.js';
 import { loadBlob } from '../decode.js';
 import { MemloomError } from '../errors.js';
+import { writeBehind } from '../in-flight.js';
 import { checkNoNul, positive } from './input.js';
 import { activeItems, afterWrite, refreshStats, withVectorIndexDeferred } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -92,29 +93,18 @@ async function ingestInputs(store, inputs, options) {
     let pending = [];
     let pendingBytes = 0;
     let pendingWrites = 0;
-    // The write of a batch runs while the next one is read, chunked and embedded: a server
-    // writes in its own process, so the two overlap (PGlite writes on this thread: there a
-    // started write ends before the next batch's work goes on, as before). One write in
-    // flight, so batches commit and report progress in order, and nothing else uses the
-    // connection meanwhile (a server store has one). `writing` never rejects: it gives the
-    // write's error, raised by written().
-    let writing = null;
-    const written = async () => {
-      const error = await writing;
-      writing = null;
-      if (error) throw error;
-    };
+    // The write of a batch runs while the next one is read, chunked and embedded (in-flight.js).
+    const writes = writeBehind();
     const flush = async () => {
       const batch = pending;
       pending = [];
       pendingBytes = 0;
       pendingWrites = 0;
-      const writes = batch.filter((f) => f.write);
-      const chunks = writes.flatMap((f) => f.write.chunks);
+      const changed = batch.filter((f) => f.write);
+      const chunks = changed.flatMap((f) => f.write.chunks);
       const vectors = chunks.length > 0 ? await store.embedder.embed(chunks.map((c) => c.content)) : [];
-      await written();
-      const write = async () => {
-        if (writes.length > 0) {
+      await writes.start(async () => {
+        if (changed.length > 0) {
           const isBulk = bulk.written + chunks.length > bulk.before;
           // One statement for the batch (sql/migrations/0013_bulk_writes.sql): each file's lock, in key
           // order, then its chunks replaced; two ingests of one folder queue per file, and the
@@ -123,16 +113,16 @@ async function ingestInputs(store, inputs, options) {
             tx.query('SELECT deleted, inserted FROM memloom_replace_chunks($1, $2, $3, $4, $5, $6, $7, $8::vector[], $9)', [
               store.namespace,
               group.root,
-              writes.map((f) => f.source),
-              writes.map((f) => f.write.hash),
-              writes.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
+              changed.map((f) => f.source),
+              changed.map((f) => f.write.hash),
+              changed.flatMap((f, i) => f.write.chunks.map(() => i + 1)),
               chunks.map((c) => c.breadcrumb),
               chunks.map((c) => c.content),
               vectorsParam(store, vectors),
               isBulk,
             ]),
           );
-          for (const f of writes) {
+          for (const f of changed) {
             report.chunks += f.write.chunks.length;
             if (f.write.previous === undefined) report.added++;
             else report.changed++;
@@ -141,11 +131,7 @@ async function ingestInputs(store, inputs, options) {
           bulk.used ||= isBulk;
         }
         for (const f of batch) onProgress?.({ done: f.done, total, chunks: report.chunks, started, source: f.source });
-      };
-      writing = write().then(
-        () => null,
-        (error) => error,
-      );
+      });
     };
     try {
       for await (const { doc, loaded } of loadAhead(group.docs)) {
@@ -186,9 +172,9 @@ async function ingestInputs(store, inputs, options) {
         if (pendingBytes >= batchBytes || pendingWrites >= batchFiles) await flush();
       }
       await flush();
-      await written();
+      await writes.settle();
     } catch (error) {
-      await writing; // the write in flight ends before the error is raised
+      await writes.drain(); // the write in flight ends before the error is raised
       throw error;
     }
     if (group.prune) {

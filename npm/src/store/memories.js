@@ -3,6 +3,7 @@
 import { ensureReady } from '../core.js';
 import { vectorsParam } from './vectors.js';
 import { MemloomError } from '../errors.js';
+import { writeBehind } from '../in-flight.js';
 import { checkNoNul, hasNul, toInstant } from './input.js';
 import { afterWrite, ANALYZE_CHECK_EVERY } from './maintenance.js';
 /** @import { Store } from './store.js' */
@@ -73,37 +74,48 @@ export async function importMemories(store, records, { batchSize = IMPORT_BATCH,
   // The instant rule and the vectors' array literal are the core's; a browser store with an API
   // embedder may not have loaded it.
   await ensureReady();
+  // A batch is written while the next one is read and embedded (in-flight.js).
+  const writes = writeBehind();
   const flush = async () => {
     if (batch.length === 0) return;
-    const r = await importBatch(store, batch);
-    report.written += r.written;
-    report.skipped += r.skipped;
-    report.superseding += r.superseding;
-    report.batches++;
-    onBatch?.({ batch: report.batches, size: batch.length, ...report });
+    const items = batch;
     batch = [];
+    const vectors = vectorsParam(store, await store.embedder.embed(items.map((r) => r.text)));
+    await writes.start(async () => {
+      const r = await writeBatch(store, items, vectors);
+      report.written += r.written;
+      report.skipped += r.skipped;
+      report.superseding += r.superseding;
+      report.batches++;
+      onBatch?.({ batch: report.batches, size: items.length, ...report });
+    });
   };
-  for await (const r of records) {
-    report.read++;
-    const at = checkMemory(r, `memory ${report.read}`);
-    if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
-    batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at });
-    if (batch.length >= batchSize) await flush();
+  try {
+    for await (const r of records) {
+      report.read++;
+      const at = checkMemory(r, `memory ${report.read}`);
+      if (r.seq != null && !Number.isFinite(r.seq)) throw new MemloomError(`memory ${report.read}: seq must be a finite number`);
+      batch.push({ key: r.key ?? null, seq: r.seq ?? 0, text: r.text, metadata: r.metadata, at });
+      if (batch.length >= batchSize) await flush();
+    }
+    await flush();
+    await writes.settle();
+  } catch (error) {
+    await writes.drain(); // the batch in flight is written (or fails) before the error is raised
+    throw error;
   }
-  await flush();
   if (report.written > 0) await afterWrite(store, { small: report.written < ANALYZE_CHECK_EVERY, onIndexBuild });
   return report;
 }
 
 /**
- * One batch of importMemories: embedded before, written by one memloom_remember_batch call
+ * One batch of importMemories, its vectors given: one memloom_remember_batch call
  * (sql/memloom/09_memories.sql), which takes the keys' locks, decides the skips (seq at or
  * below the key's newest, or the key's active text) and writes the batch's versions in a few
  * set-based statements: one statement per batch, not one memloom_remember call per record.
  * @param {Store} store
  */
-export async function importBatch(store, batch) {
-  const vectors = vectorsParam(store, await store.embedder.embed(batch.map((r) => r.text)));
+async function writeBatch(store, batch, vectors) {
   // A transaction of its own, so a server store runs it again after a deadlock (db-pg.js).
   const { rows } = await store.db.transaction((tx) =>
     tx.query(

@@ -147,10 +147,10 @@ export class Store {
 
   /**
    * Imports memories from an iterable or async iterable of `{key, seq, text, metadata, at}` records
-   * (a JSONL file streamed line by line: `memloom remember --file`) in bounded batches: at most
-   * `batchSize` records are held, embedded and written at a time, each batch by one
-   * memloom_remember_batch call (one transaction, a few set-based statements), so memory stays
-   * constant and time linear whatever the size of the input.
+   * (a JSONL file streamed line by line: `memloom remember --file`) in bounded batches of
+   * `batchSize` records, each written by one memloom_remember_batch call (one transaction, a few
+   * set-based statements) while the next is read and embedded: at most two batches are held, so
+   * memory stays constant and time linear whatever the size of the input.
    * Atomic per batch, and resumable: a keyed record carries its `seq` in its metadata
    * (`{"seq": N}`), and a keyed record whose seq is at or below the greatest seq already stored
    * for its key is taken as imported and skipped, so a re-run after an interruption (or of the
@@ -159,7 +159,7 @@ export class Store {
    * identity: a re-run writes those of the batches already committed again.
    * Records of one key must come in increasing seq order (later ones supersede earlier ones);
    * `seq` defaults to 0. `onBatch({batch, size, written, skipped, superseding, read})` after
-   * each commit. Returns `{read, written, skipped, superseding, batches}`.
+   * each commit (`read` counts the records read so far, the next batch's among them). Returns `{read, written, skipped, superseding, batches}`.
    * @param {Iterable<ImportRecord> | AsyncIterable<ImportRecord>} records
    * @param {ImportOptions} [options]
    * @returns {Promise<ImportReport & { batches: number }>}
