@@ -37,3 +37,24 @@ export function runCli(args, { env = {}, async = false, cwd } = {}) {
     child.on('close', (status) => resolve({ status, stdout, stderr }));
   });
 }
+
+/**
+ * Faults in a store's write transactions (store.db.transaction): the `failAt`-th fails with
+ * "disk full", the `slowAt`-th waits `slowMs` before it runs. `ended` is the number of the last
+ * write that completed, so a test can tell whether one was still in flight.
+ * @param {{ db: { transaction: (fn: any) => Promise<any> } }} store
+ * @param {{ failAt?: number, slowAt?: number, slowMs?: number }} faults
+ */
+export function faultyWrites(store, { failAt, slowAt, slowMs = 200 }) {
+  const transaction = store.db.transaction;
+  const state = { writes: 0, ended: 0 };
+  store.db.transaction = async (fn) => {
+    const n = ++state.writes;
+    if (n === failAt) throw new Error('disk full');
+    if (n === slowAt) await new Promise((r) => setTimeout(r, slowMs));
+    const out = await transaction(fn);
+    state.ended = n;
+    return out;
+  };
+  return state;
+}

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../src/entry-node.js';
-import { bin, runCli } from './helpers.js';
+import { bin, faultyWrites, runCli } from './helpers.js';
 
 const WORDS = ['deploy', 'freeze', 'Friday', 'billing', 'Postgres', 'timeout', 'pg_hba.conf', 'ERR_REQUIRE_ESM', 'orders-api', 'queue', 'socket'];
 
@@ -265,9 +265,7 @@ test('importMemories: a failed batch write stops the import; a bad record is rai
   const count = async (s) => (await s.db.query(`SELECT count(*)::int AS n FROM memloom_items WHERE kind = 'memory'`)).rows[0].n;
   const a = await openStore({});
   try {
-    const transaction = a.db.transaction;
-    let writes = 0;
-    a.db.transaction = (fn) => (++writes === 3 ? Promise.reject(new Error('disk full')) : transaction(fn));
+    faultyWrites(a, { failAt: 3 });
     const batches = [];
     await assert.rejects(a.importMemories(source(100), { batchSize: 10, onBatch: (b) => batches.push(b.batch) }), /disk full/);
     assert.deepEqual(batches, [1, 2]);
@@ -277,19 +275,10 @@ test('importMemories: a failed batch write stops the import; a bad record is rai
   }
   const b = await openStore({});
   try {
-    const transaction = b.db.transaction;
-    let writes = 0;
-    let ended = 0;
-    b.db.transaction = async (fn) => {
-      const n = ++writes;
-      if (n === 2) await new Promise((r) => setTimeout(r, 200));
-      const out = await transaction(fn);
-      ended = n;
-      return out;
-    };
+    const writes = faultyWrites(b, { slowAt: 2 });
     // Record 25 is refused while batch 2 (records 10-19) may still be written.
     await assert.rejects(b.importMemories(source(100, 25), { batchSize: 10 }), /memory 26/);
-    assert.equal(ended, 2);
+    assert.equal(writes.ended, 2);
     assert.equal(await count(b), 20);
   } finally {
     await b.close();

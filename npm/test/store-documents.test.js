@@ -3,6 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../src/entry-node.js';
+import { faultyWrites } from './helpers.js';
 import { decodeDocument, MAX_DOCUMENT_BYTES } from '../src/decode.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -131,9 +132,7 @@ test('a batch is embedded while the one before is written; a failed write or emb
   // The third write fails: the first two are stored, progress came for them only, in order.
   const a = await openStore({});
   try {
-    const transaction = a.db.transaction;
-    let writes = 0;
-    a.db.transaction = (fn) => (++writes === 3 ? Promise.reject(new Error('disk full')) : transaction(fn));
+    faultyWrites(a, { failAt: 3 });
     const progress = [];
     await assert.rejects(a.ingest(docs, { batchFiles: 1, onProgress: (p) => progress.push(p.source) }), /disk full/);
     assert.deepEqual(progress, ['p0.md', 'p1.md']);
@@ -145,21 +144,12 @@ test('a batch is embedded while the one before is written; a failed write or emb
   // rejects only once that write has ended, so nothing writes after the caller sees the error.
   const b = await openStore({});
   try {
-    const transaction = b.db.transaction;
-    let writes = 0;
-    let ended = 0;
-    b.db.transaction = async (fn) => {
-      const n = ++writes;
-      if (n === 2) await new Promise((r) => setTimeout(r, 200));
-      const out = await transaction(fn);
-      ended = n;
-      return out;
-    };
+    const writes = faultyWrites(b, { slowAt: 2 });
     const embed = b.embedder.embed.bind(b.embedder);
     let embeds = 0;
     b.embedder = { ...b.embedder, embed: (texts) => (++embeds === 3 ? Promise.reject(new Error('embedder down')) : embed(texts)) };
     await assert.rejects(b.ingest(docs, { batchFiles: 1 }), /embedder down/);
-    assert.equal(ended, 2);
+    assert.equal(writes.ended, 2);
     assert.deepEqual(await stored(b), ['p0.md', 'p1.md']);
   } finally {
     await b.close();
