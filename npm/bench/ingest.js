@@ -87,46 +87,33 @@ else console.log(`Node docs: not there (${opt.corpus}); only the generated small
   // and the API's shape (each file read when its turn comes, as a picked File is).
   corpora.push({ name: `${n} small files as documents`, dir, documents: true });
 }
+// Each corpus's files once, in path order: its size, and the documents of the documents form.
 for (const c of corpora) {
-  let bytes = 0;
-  let files = 0;
-  const walk = (d) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.name.startsWith('.')) continue;
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.isFile()) {
-        bytes += statSync(join(d, e.name)).size;
-        files++;
-      }
-    }
-  };
-  walk(c.dir);
-  c.bytes = bytes;
-  c.files = files;
-}
-
-/** The corpus as ingest's inputs: its folder, or its files as documents read through `t`. */
-function inputs(c, t) {
-  if (!c.documents) return [c.dir];
-  const docs = [];
+  c.paths = [];
   const walk = (d, rel) => {
     for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       if (e.name.startsWith('.')) continue;
       const path = join(d, e.name);
       const source = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) walk(path, source);
-      else if (e.isFile()) {
-        const size = statSync(path).size;
-        const arrayBuffer = t.timeRead(async () => {
-          const b = await readFile(path);
-          return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
-        });
-        docs.push({ root: 'small', source, file: { size, arrayBuffer } });
-      }
+      else if (e.isFile()) c.paths.push({ path, source, size: statSync(path).size });
     }
   };
   walk(c.dir, '');
-  return docs;
+  c.bytes = c.paths.reduce((n, f) => n + f.size, 0);
+  c.files = c.paths.length;
+}
+
+/** The corpus as ingest's inputs: its folder, or its files as documents read through `t`. */
+function inputs(c, t) {
+  if (!c.documents) return [c.dir];
+  return c.paths.map(({ path, source, size }) => {
+    const arrayBuffer = t.timeRead(async () => {
+      const b = await readFile(path);
+      return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+    });
+    return { root: 'small', source, file: { size, arrayBuffer } };
+  });
 }
 
 // Stores ----------------------------------------------------------------------------------------
