@@ -21,13 +21,14 @@
 -- time on the Node docs. With a gate above 0 only an entity that shares a non-zero dimension with
 -- the query can pass it (no shared dimension: cosine 0), so the exact scan reads only those, found
 -- by the GIN index memloom_entities_support over each vector's non-zero dimensions
--- (memloom_vector_support): 4 to 32% of the entities on the Node docs, with hash-v1. A store of
+-- (memloom_vector_support; their pairs since sql/0039): 4 to 32% of the entities on the Node docs, with hash-v1. A store of
 -- any other embedder has dense vectors and no such index (memloom_init_store drops it: every
 -- entity would qualify), and scans exactly as with a gate of 0. Not every shared dimension lets
 -- an entity pass: the query's dimensions outside memloom_gate_support(q, gate) hold less than
 -- gate^2 of its squared norm, so an entity sharing none of those dimensions has cosine below
 -- the gate (Cauchy-Schwarz), and the search reads only entities sharing one of them (sql/0030:
--- 1,302 -> 503 entities per query on the Node docs, 12 of a hash-v1 query's 35 dimensions). Same distances (pgvector's
+-- 1,302 -> 503 entities per query on the Node docs, 12 of a hash-v1 query's 35 dimensions), and
+-- since sql/0039 only those sharing a pair of positions with it (below: 648 -> 159). Same distances (pgvector's
 -- <=> on the same vectors); which of several entities tied at the lim-th distance a top-lim sort
 -- keeps depends on the order it reads them in, so when such a tie passes the gate the arm runs
 -- the full scan as before: the anchored entities are always the full scan's. With the HNSW
@@ -45,7 +46,7 @@ LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
     WHERE u.x <> 0
 $$;
 COMMENT ON FUNCTION memloom_vector_support(vector) IS
-'the 1-based positions of v''s non-zero components, ascending (two vectors with no position in common have cosine similarity 0); indexed on memloom_entities by memloom_entities_support for the entity arm''s exact search';
+'the 1-based positions of v''s non-zero components, ascending (two vectors with no position in common have cosine similarity 0); memloom_entities_support indexes their pairs (memloom_vector_pairs)';
 
 CREATE FUNCTION memloom_gate_support(v vector, gate double precision) RETURNS integer[]
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS $$
@@ -66,8 +67,81 @@ $$;
 COMMENT ON FUNCTION memloom_gate_support(vector, double precision) IS
 'the positions of v''s largest components that hold more than 1 - gate^2 of its squared norm (with a 1e-4 slack on the gate): a vector sharing no non-zero position with them has cosine similarity to v below gate; every non-zero position for a gate of 0 or below';
 
-CREATE INDEX memloom_entities_support ON memloom_entities USING gin (memloom_vector_support(embedding));
--- No planner statistics on it: gathering them evaluated memloom_vector_support for every sampled
+-- Sharing one gate dimension is not enough either (sql/0039). With C the positions q and e are
+-- both non-zero in, cos(q, e) <= |q_C| / |q| (Cauchy-Schwarz over C). So an entity that reaches
+-- the gate shares with q a position a of memloom_gate_support(q, gate) and either
+-- (1) shares only a, and q_a^2 >= g^2 (a "heavy" position; rare: a query spreads its mass over a
+-- few dozen features), or (2) shares some other non-zero position b of q too. The entities are
+-- indexed by the pairs of their own non-zero positions (a, b), a <= b, the single (a, a)
+-- included, and the query looks up its heavy singles and the pairs (a in the gate support, b
+-- anywhere in its support): on the Node docs (hash-v1, 8,604 entities) 159 candidates per query
+-- instead of 648, the same 3.5 that pass. An entity with more than 32 non-zero positions is
+-- indexed under the code 0, which every query looks up: it stays a candidate, as before
+-- (hash-v1's entity names have 4 non-zero positions at the median, 22 at most).
+CREATE FUNCTION memloom_vector_pairs(v vector) RETURNS integer[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    x     real[] := v::real[];
+    p     integer[] := '{}';
+    codes integer[] := '{}';
+    i     integer;
+    j     integer;
+BEGIN
+    -- Code of a pair of 1-based positions a <= b: a * 65536 + b (pgvector: at most 16,000
+    -- dimensions). Loops, not unnest: in PGlite 0.6x the time of the same in SQL (an index build
+    -- evaluates it for every entity). Built-ins only: an index expression is evaluated under a
+    -- search_path of pg_catalog alone (CREATE INDEX, REINDEX), where memloom's are not found.
+    FOR i IN 1 .. cardinality(x) LOOP
+        IF x[i] <> 0 THEN p := p || i; END IF;
+    END LOOP;
+    IF cardinality(p) > 32 THEN RETURN ARRAY[0]; END IF;
+    FOR i IN 1 .. cardinality(p) LOOP
+        FOR j IN i .. cardinality(p) LOOP
+            codes := codes || (p[i] * 65536 + p[j]);
+        END LOOP;
+    END LOOP;
+    RETURN codes;
+END
+$$;
+COMMENT ON FUNCTION memloom_vector_pairs(vector) IS
+'the pairs (a, b), a <= b, of v''s non-zero positions as codes a * 65536 + b (the singles (a, a) included), or {0} when v has more than 32 of them (a candidate for every query); indexed on memloom_entities by memloom_entities_support for the entity arm''s exact search';
+
+CREATE FUNCTION memloom_gate_pairs(v vector, gate double precision) RETURNS integer[]
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE AS $$
+DECLARE
+    x     real[] := v::real[];
+    p     integer[] := '{}';     -- v's non-zero positions
+    total double precision := 0;  -- v's squared norm
+    codes integer[] := ARRAY[0];
+    a     integer;
+    b     integer;
+BEGIN
+    -- The codes (memloom_vector_pairs) an entity must hold one of to reach the gate against v:
+    -- 0; (a, a) for a position a of memloom_gate_support(v, gate) holding at least g^2 of v's
+    -- squared norm, g = gate - 1e-4 (the slack of memloom_gate_support); (a, b) for a in the gate
+    -- support and b another non-zero position of v.
+    FOR b IN 1 .. cardinality(x) LOOP
+        IF x[b] <> 0 THEN
+            p := p || b;
+            total := total + x[b]::double precision * x[b];
+        END IF;
+    END LOOP;
+    FOREACH a IN ARRAY memloom_gate_support(v, gate) LOOP
+        IF x[a]::double precision * x[a] >= (gate - 1e-4) ^ 2 * total THEN
+            codes := codes || (a * 65536 + a);
+        END IF;
+        FOREACH b IN ARRAY p LOOP
+            IF b <> a THEN codes := codes || (least(a, b) * 65536 + greatest(a, b)); END IF;
+        END LOOP;
+    END LOOP;
+    RETURN codes;
+END
+$$;
+COMMENT ON FUNCTION memloom_gate_pairs(vector, double precision) IS
+'the position-pair codes (memloom_vector_pairs) of which a vector must hold one to have cosine similarity >= gate to v: 0, v''s heavy gate positions as singles, and the pairs of a gate position (memloom_gate_support) with another non-zero position of v; for a gate above 0';
+
+CREATE INDEX memloom_entities_support ON memloom_entities USING gin (memloom_vector_pairs(embedding));
+-- No planner statistics on it: gathering them evaluated the indexed function for every sampled
 -- entity (285 of 291 ms of ANALYZE memloom_entities on the Node docs, PGlite), and the arm's
 -- bitmap scan of this index needs none (sql/0026).
 ALTER INDEX memloom_entities_support ALTER COLUMN 1 SET STATISTICS 0;
@@ -93,7 +167,7 @@ DECLARE
     df_cap     constant integer := 10000;          -- live df count for entities without stats
     per_entity integer;
     n_items    double precision;
-    q_support  integer[];         -- set: only entities sharing one of these dimensions with q
+    q_support  integer[];         -- set: only entities holding one of these position-pair codes
     near_ids   bigint[];
     near_dist  double precision[];
 BEGIN
@@ -116,15 +190,15 @@ BEGIN
     IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL
        AND to_regclass('memloom_entities_support') IS NOT NULL THEN
         -- Exact search without the HNSW index: the lim + 1 nearest of the entities that can pass
-        -- the gate (memloom_entities_support, memloom_gate_support). A tie across the lim-th
+        -- the gate (memloom_entities_support, memloom_gate_pairs). A tie across the lim-th
         -- place that passes the gate would make the choice depend on the scan order: then the
         -- full scan below decides.
-        q_support := memloom_gate_support(q, gate);
+        q_support := memloom_gate_pairs(q, gate);
         SELECT array_agg(n.id ORDER BY n.distance), array_agg(n.distance ORDER BY n.distance)
           INTO near_ids, near_dist
         FROM (SELECT en.id, en.embedding <=> q AS distance
               FROM memloom_entities en
-              WHERE en.namespace = ns AND memloom_vector_support(en.embedding) && q_support
+              WHERE en.namespace = ns AND memloom_vector_pairs(en.embedding) && q_support
               ORDER BY en.embedding <=> q
               LIMIT lim + 1) n;
         IF cardinality(near_ids) > lim AND near_dist[lim + 1] = near_dist[lim] AND 1 - near_dist[lim] >= gate THEN

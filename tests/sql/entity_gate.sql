@@ -43,3 +43,42 @@ SELECT gate,
        count(*) FILTER (WHERE sim >= gate AND NOT shares_gate) AS pruned_but_reach_the_gate,
        count(*) FILTER (WHERE shares_any AND NOT shares_gate) > 1000 AS many_pruned
 FROM pairs GROUP BY gate ORDER BY gate;
+
+-- memloom_vector_pairs / memloom_gate_pairs (sql/0039): an entity reaching the gate shares a
+-- gate position a with the query and another non-zero position, or only a when a alone holds
+-- gate^2 of the query's squared norm; the index holds each entity's position pairs (the singles
+-- included) and the query looks up its pairs. A vector with more than 32 non-zero positions is
+-- indexed under 0, which every query holds.
+SELECT memloom_vector_pairs('[0,1,0,2]') AS pairs_of_2_and_4;
+SELECT memloom_vector_pairs('[0,0,0]') AS zero_vector_pairs;
+SELECT memloom_vector_pairs(array_fill(0.5::real, ARRAY[33])::vector) AS dense_33,
+       memloom_vector_pairs(array_fill(0.5::real, ARRAY[32])::vector) = (
+           SELECT array_agg(a * 65536 + b ORDER BY a, b) FROM generate_series(1, 32) a, generate_series(1, 32) b WHERE a <= b
+       ) AS all_pairs_of_32;
+SELECT memloom_gate_pairs('[0.9,0.1,0,0.1]', 0.6) AS heavy_first;
+-- The single matters: a one-position entity near the query shares no pair (a, b), b <> a, with it.
+SELECT 1 - ('[1,0,0,0]'::vector <=> '[0.9,0.1,0,0.1]') >= 0.6 AS reaches_the_gate,
+       memloom_vector_pairs('[1,0,0,0]') && memloom_gate_pairs('[0.9,0.1,0,0.1]', 0.6) AS found;
+-- The random pairs above, and 40 dense vectors (more than 32 non-zero positions) among them.
+CREATE TEMP TABLE vecs2 AS
+SELECT id, v FROM vecs
+UNION ALL
+SELECT 10000 + b, (SELECT array_agg(CASE WHEN d % 12 = b % 12 THEN 0 ELSE (random() * 2 - 1)::real END ORDER BY d)
+                   FROM generate_series(1, 48) d)::vector
+FROM generate_series(1, 40) b;
+CREATE TEMP TABLE codes AS
+SELECT id, v, memloom_vector_support(v) AS s, memloom_vector_pairs(v) AS p FROM vecs2;
+CREATE TEMP TABLE pair_bound AS
+SELECT g.gate, 1 - (q.v <=> e.v) AS sim, e.s && q.gs AS shares_gate, e.p && q.gp AS shares_pair,
+       e.p = '{0}' AS dense
+FROM (SELECT codes.*, g.gate, memloom_gate_support(codes.v, g.gate) AS gs, memloom_gate_pairs(codes.v, g.gate) AS gp
+      FROM codes, (VALUES (0.3::double precision), (0.6), (0.8)) g(gate) WHERE codes.id % 6 = 0) q
+JOIN (VALUES (0.3::double precision), (0.6), (0.8)) g(gate) ON g.gate = q.gate
+JOIN codes e ON e.id <> q.id;
+-- No pair at or above its gate is pruned; many that share a gate position are (the bound is
+-- tighter than the gate support's); dense vectors are always candidates.
+SELECT gate,
+       count(*) FILTER (WHERE sim >= gate AND NOT shares_pair) AS pruned_but_reach_the_gate,
+       count(*) FILTER (WHERE shares_gate AND NOT shares_pair) > 500 AS many_more_pruned,
+       bool_and(shares_pair) FILTER (WHERE dense) AS dense_always_candidates
+FROM pair_bound GROUP BY gate ORDER BY gate;
