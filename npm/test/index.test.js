@@ -236,7 +236,7 @@ test('ANALYZE gathers nothing on the non-zero-dimension index, also after memloo
   const store = await openStore({});
   try {
     await store.ingest(fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url)));
-    await store.index(); // a bulk run: memloom_refresh_stats ANALYZEs the pool tables
+    await store.index(); // memloom_analyze_if_grown ANALYZEs the tables the run grew
     await store.db.query('ANALYZE memloom_entities');
     const { rows: stats } = await store.db.query(`SELECT count(*)::int AS n FROM pg_statistic WHERE starelid = 'memloom_entities_support'::regclass`);
     assert.equal(stats[0].n, 0);

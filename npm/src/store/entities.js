@@ -3,7 +3,7 @@
 import { entityKinds } from '../core.js';
 import { vectorsParam } from './vectors.js';
 import { offlineExtractor } from '../extractors.js';
-import { activeItems, analyzeIfGrown, refreshStats, withVectorIndexDeferred } from './maintenance.js';
+import { analyzeIfGrown, withVectorIndexDeferred } from './maintenance.js';
 /** @import { Store } from './store.js' */
 
 /** Items per index transaction. */
@@ -21,8 +21,6 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
   if (all) await store.db.query('SELECT memloom_reset_index($1)', [ns]);
   const { rows: todo } = await store.db.query('SELECT unindexed FROM memloom_stats($1)', [ns]);
   const total = todo[0].unindexed;
-  // Indexing more than half the namespace (a first run, --all) is a bulk load (see ingest).
-  const bulk = total > (await activeItems(store)) / 2;
   const started = Date.now();
   // entities: the distinct entities the indexed items mention (found or created);
   // newEntities: of those, the ones this run created (a re-index of an indexed store: 0).
@@ -55,7 +53,12 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
     }
     // Entities the namespace lacks are embedded before the transaction (an API embedder may be
     // slow); memloom_index_batch (sql/migrations/0013_bulk_writes.sql) adds them, replaces the items'
-    // mentions and marks them indexed, in one statement.
+    // mentions and marks them indexed, in one statement. Never as a bulk load (its `bulk`
+    // argument): each transaction keeps the entity frequencies exact as it commits (a few
+    // mentions per item), where a bulk load is followed by memloom_refresh_stats, which also
+    // recomputes the namespace's keyword statistics that an index run never changes: a first
+    // run over the Node docs 0.95x the time of the bulk one, `index --all` 0.81x, the same
+    // statistics (docs/BENCHMARKS.md, "An index run is not a bulk load").
     const all = [...names.values()];
     const present = new Set();
     if (all.length > 0) {
@@ -73,7 +76,7 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
     const edgeList = [...edges.values()];
     const { rows: out } = await store.db.transaction((tx) =>
       tx.query(
-        `SELECT entities, mentions FROM memloom_index_batch($1, $2, $3, $4, $5, $6::vector[], $7, $8, $9, $10)`,
+        `SELECT entities, mentions FROM memloom_index_batch($1, $2, $3, $4, $5, $6::vector[], $7, $8, $9)`,
         [
           ns,
           rows.map((r) => Number(r.id)),
@@ -84,7 +87,6 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
           edgeList.map((x) => x.item),
           edgeList.map((x) => position.get(x.key)),
           edgeList.map((x) => x.strength),
-          bulk,
         ],
       ),
     );
@@ -100,8 +102,7 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
   report.removedMentions = Number(pruned[0].mentions);
   report.removedEntities = Number(pruned[0].entities);
   report.seconds = (Date.now() - started) / 1000;
-  if (bulk && report.items > 0) await refreshStats(store);
-  else if (report.items + report.removedMentions + report.removedEntities > 0) await analyzeIfGrown(store);
+  if (report.items + report.removedMentions + report.removedEntities > 0) await analyzeIfGrown(store);
   return report;
 }
 
