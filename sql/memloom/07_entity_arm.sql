@@ -21,14 +21,15 @@
 -- time on the Node docs. With a gate above 0 only an entity that shares a non-zero dimension with
 -- the query can pass it (no shared dimension: cosine 0), so the exact scan reads only those, found
 -- by the GIN index memloom_entities_support over each vector's non-zero dimensions
--- (memloom_vector_support; their pairs since sql/0039): 4 to 32% of the entities on the Node docs, with hash-v1. A store of
--- any other embedder has dense vectors and no such index (memloom_init_store drops it: every
--- entity would qualify), and scans exactly as with a gate of 0. Not every shared dimension lets
--- an entity pass: the query's dimensions outside memloom_gate_support(q, gate) hold less than
--- gate^2 of its squared norm, so an entity sharing none of those dimensions has cosine below
--- the gate (Cauchy-Schwarz), and the search reads only entities sharing one of them (sql/0030:
--- 1,302 -> 503 entities per query on the Node docs, 12 of a hash-v1 query's 35 dimensions), and
--- since sql/0039 only those sharing a pair of positions with it (below: 648 -> 159). Same distances (pgvector's
+-- (memloom_vector_support; their pairs since sql/0039): 4 to 32% of the entities on the Node
+-- docs, with hash-v1. A store of any other embedder has dense vectors and no such index
+-- (memloom_init_store drops it: every entity would qualify), and scans exactly as with a gate
+-- of 0. Not every shared dimension lets an entity pass: the query's dimensions outside
+-- memloom_gate_support(q, gate) hold less than gate^2 of its squared norm, so an entity sharing
+-- none of those dimensions has cosine below the gate (Cauchy-Schwarz), and the search reads only
+-- entities sharing one of them (sql/0030: 1,302 -> 503 entities per query on the Node docs, 12
+-- of a hash-v1 query's 35 dimensions), and since sql/0039 only those sharing a pair of positions
+-- with it (below: 648 -> 159). Same distances (pgvector's
 -- <=> on the same vectors); which of several entities tied at the lim-th distance a top-lim sort
 -- keeps depends on the order it reads them in, so when such a tie passes the gate the arm runs
 -- the full scan as before: the anchored entities are always the full scan's. With the HNSW
