@@ -191,9 +191,10 @@ test('entity arm: similarity, strength and rarity rank items; vague queries get 
 /** memloom_entity_arm's rows for vector literal v: as it runs, and as the full scan of every entity. */
 async function entityArmBothWays(store, v) {
   // sql/0019, 0030, 0039: without the HNSW index the arm reads only the entities that can reach
-  // the gate (memloom_entities_support: pairs of non-zero positions, memloom_gate_pairs). The full scan it replaces still runs
-  // when the store has an index named memloom_entities_embedding (a server store's HNSW index):
-  // one created inside a rolled-back transaction gives the reference, same store, same query.
+  // the gate (memloom_entities_support: pairs of non-zero positions, memloom_gate_pairs). The
+  // full scan it replaces still runs when the store has an index named
+  // memloom_entities_embedding (a server store's HNSW index): one created inside a rolled-back
+  // transaction gives the reference, same store, same query.
   const arm = `SELECT id, score FROM memloom_entity_arm($1::vector, 'default', 10, 0.6, NULL)`;
   const { rows: fast } = await store.db.query(arm, [v]);
   let full;
@@ -230,9 +231,10 @@ test('entity arm without the HNSW index: the same items as the full scan of ever
 
 test('ANALYZE gathers nothing on the non-zero-dimension index, also after memloom_init_store re-typed its column', async () => {
   // sql/0026: gathering statistics on memloom_entities_support's expression evaluated
-  // it (memloom_vector_pairs since sql/0039) for every sampled entity (most of ANALYZE memloom_entities). The
-  // entity arm's rows are the full scan's either way (the test above); its plan on the Node docs
-  // stays a bitmap scan of the index (docs/BENCHMARKS.md, "ANALYZE of the entities").
+  // it (memloom_vector_pairs since sql/0039) for every sampled entity (most of ANALYZE
+  // memloom_entities). The entity arm's rows are the full scan's either way (the test above);
+  // its plan on the Node docs stays a bitmap scan of the index (docs/BENCHMARKS.md, "ANALYZE of
+  // the entities").
   const store = await openStore({});
   try {
     await store.ingest(fileURLToPath(new URL('../../tests/fixtures/nodejs', import.meta.url)));
