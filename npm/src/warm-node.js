@@ -14,6 +14,7 @@
 // The store's lock file (lock-node.js) names the process that holds the store; the warm process
 // holds it like any other, so the cold path can never open a store it serves.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,11 @@ import { alive, lockHolder } from './lock-node.js';
 
 /** The socket's file name inside the store directory. */
 export const SOCKET_FILE = 'daemon.sock';
+/** The spawn lock, inside the store directory: the pid of the one process starting the store's
+ * warm process (a CLI running the first command, then the warm process itself; cli/warm.js). */
+export const SPAWN_FILE = 'daemon.spawn';
+/** How long a CLI waits for a warm process to start (PGlite's start, on a loaded machine). */
+export const START_MS = 60000;
 
 /**
  * Where the warm process of the store in `dir` (absolute) listens: DIR/daemon.sock, or, when that
@@ -84,6 +90,26 @@ export function request(dir, msg, { timeoutMs } = {}) {
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
+ * Waits while the spawn lock at `path` names another live process (a warm process on its way
+ * up): true once it is released or its process is gone, false after START_MS.
+ * @param {string} path
+ */
+export async function waitSpawnLock(path) {
+  const until = Date.now() + START_MS;
+  while (Date.now() < until) {
+    let pid;
+    try {
+      pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+    } catch {
+      return true; // released
+    }
+    if (!Number.isInteger(pid) || pid === process.pid || !alive(pid)) return true; // never on itself
+    await sleep(20);
+  }
+  return false;
+}
+
+/**
  * Waits until process `pid` has exited (true) or `ms` passed (false).
  * @param {number} pid
  * @param {number} ms
@@ -98,10 +124,12 @@ export async function waitExit(pid, ms) {
 }
 
 /**
- * The warm process of the store in `dir`, if one answers: its hello reply, else null.
+ * The warm process of the store in `dir`, if one answers: its hello reply, else null. One on its
+ * way up is waited for (a first command starts it as that command ends: cli/warm.js, Handoff).
  * @param {string} dir
  */
-export function warmStatus(dir) {
+export async function warmStatus(dir) {
+  await waitSpawnLock(join(dir, SPAWN_FILE));
   return request(dir, { op: 'hello' }, { timeoutMs: 5000 });
 }
 
@@ -113,6 +141,7 @@ export function warmStatus(dir) {
  * @param {{ waitMs?: number }} [o]
  */
 export async function stopWarm(dir, { waitMs = 30000 } = {}) {
+  await waitSpawnLock(join(dir, SPAWN_FILE)); // one on its way up holds the store already
   const r = await request(dir, { op: 'stop' }, { timeoutMs: 5000 });
   if (!r?.pid) return { stopped: false };
   // `memloom mcp` serves the socket too, and stops only when its MCP client goes.
@@ -129,8 +158,10 @@ export async function stopWarm(dir, { waitMs = 30000 } = {}) {
  * @param {string} dir
  */
 export async function releaseFromWarm(dir) {
+  // A warm process on its way up holds the store before it listens: wait until it answers.
+  await waitSpawnLock(join(dir, SPAWN_FILE));
   const holder = lockHolder(dir);
-  if (holder === null) return false;
+  if (holder === null) return true; // let go meanwhile (a warm process that gave up): take it
   const hello = await warmStatus(dir);
   if (hello?.pid !== holder) return false;
   if (hello.owner === 'mcp') return false; // it serves its MCP client until that goes: the opener's lock error stands

@@ -14,7 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { bin, emptyXdg, runCli, fixtures } from './helpers.js';
 import { openStore } from '../src/entry-node.js';
-import { alive } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
+import { alive, lockHolder } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
 import { oneShot } from '../src/cli/warm.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
@@ -113,10 +113,11 @@ test('warm and cold give the same output for remember, recall, forget, stats and
     assert.equal(norm(warm.stdout, a), norm(cold.stdout, b), `${what}: stdout`);
     assert.equal(norm(warm.stderr, a), norm(cold.stderr, b), `${what}: stderr`);
   }
-  // The warm store's commands did run in one warm process; the cold store never had one.
+  // The first step ran in the CLI, which then started the warm store's warm process; every
+  // later step ran there, one right after the other; the cold store never had one.
   const s = status(a);
   assert.equal(s.running, true);
-  assert.equal(s.requests, steps.length, 'every step ran there (the usage error too: it prints the same)');
+  assert.equal(s.requests, steps.length - 1, 'every step after the first ran there (the usage error too: it prints the same)');
   assert.deepEqual(warmPids(join(tmp, 'same-a')), [s.pid]);
   assert.equal(status(b).running, false);
   assert.deepEqual(warmPids(join(tmp, 'same-b')), []);
@@ -125,11 +126,19 @@ test('warm and cold give the same output for remember, recall, forget, stats and
 test('a command that is not a warm one (index), and openStore, make the warm process let go of the store', async () => {
   const dir = newStore('letgo');
   assert.equal(runCli(['recall', 'deploy', '--store', dir], { env: WARM }).status, 0);
-  const first = status(dir);
-  assert.equal(first.running, true);
+  // Right after the first command its warm process is still starting (it holds the store
+  // before it listens): index waits for it, then makes it let go.
+  const [starting] = warmPids(join(tmp, 'letgo'));
+  assert.ok(starting, 'the first command started a warm process');
+  await until(() => lockHolder(dir) === starting, 15000, 'the warm process to take the store');
   const r = runCli(['index', '--store', dir, '--json'], { env: WARM });
   assert.equal(r.status, 0, r.stderr);
-  assert.equal(alive(first.pid), false, 'index stopped the warm process before opening the store');
+  assert.equal(alive(starting), false, 'index stopped the warm process before opening the store');
+  assert.equal(runCli(['recall', 'deploy', '--store', dir], { env: WARM }).status, 0);
+  const first = status(dir);
+  assert.equal(first.running, true);
+  assert.equal(runCli(['index', '--store', dir, '--json'], { env: WARM }).status, 0);
+  assert.equal(alive(first.pid), false, 'and once it listens');
   assert.equal(runCli(['recall', 'deploy', '--store', dir], { env: WARM }).status, 0);
   const second = status(dir);
   assert.equal(second.running, true);
@@ -173,12 +182,15 @@ test('a stale socket, lock and spawn file (their process killed) are recovered',
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).results[0].key, 'deploy-freeze');
   const s = status(dir);
-  assert.equal(s.running, true);
-  assert.equal(s.requests, 1);
+  assert.equal(s.running, true, 'the recall started a warm process after it');
+  assert.equal(s.requests, 0, 'the recall ran in the CLI');
   assert.equal(existsSync(join(dir, 'daemon.spawn')), false);
+  const again = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: WARM });
+  assert.deepEqual(JSON.parse(again.stdout).results, JSON.parse(r.stdout).results);
+  assert.equal(status(dir).requests, 1);
 });
 
-test('two CLIs at once on a store without a warm process: both succeed, one process serves them', async () => {
+test('two CLIs at once on a store without a warm process: both succeed, one warm process starts', async () => {
   const dir = newStore('race');
   const [r1, r2] = await Promise.all([
     runCli(['remember', 'first of two', '--key', 'one', '--store', dir, '--json'], { env: WARM, async: true }),
@@ -189,8 +201,33 @@ test('two CLIs at once on a store without a warm process: both succeed, one proc
   assert.deepEqual([JSON.parse(r1.stdout).key, JSON.parse(r2.stdout).key], ['one', 'two']);
   const s = status(dir);
   assert.equal(s.running, true);
-  assert.equal(s.requests, 2, 'both ran in the warm process');
+  assert.equal(s.requests, 1, 'one ran in its CLI, which started the warm process; the other waited for it and ran there');
   assert.deepEqual(warmPids(join(tmp, 'race')), [s.pid], 'one warm process');
+});
+
+test('the first command on a store nothing serves runs in the CLI, then its warm process starts; a failed one starts none', async () => {
+  const dir = newStore('first');
+  let r = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  const [starting] = warmPids(join(tmp, 'first'));
+  assert.ok(starting, 'a warm process is starting');
+  const cold = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: COLD });
+  assert.equal(cold.status, 0, cold.stderr);
+  assert.deepEqual(JSON.parse(cold.stdout).results, JSON.parse(r.stdout).results);
+  assert.equal(runCli(['daemon', 'stop', '--store', dir], { env: COLD }).status, 0); // waits for it to be up
+  assert.equal(alive(starting), false);
+  r = runCli(['stats', '--store', dir], { env: WARM });
+  assert.equal(r.status, 0, r.stderr);
+  const s = status(dir);
+  assert.equal(s.running, true);
+  assert.equal(s.requests, 0);
+  assert.equal(existsSync(join(dir, 'daemon.spawn')), false, 'the warm process released the spawn lock');
+  assert.equal(runCli(['daemon', 'stop', '--store', dir], { env: COLD }).status, 0);
+  r = runCli(['history', 'no-such-key', '--store', dir], { env: WARM });
+  assert.equal(r.status, 2, 'history of a key never saved fails');
+  assert.deepEqual(warmPids(join(tmp, 'first')), [], 'nothing started after a failure');
+  assert.equal(existsSync(join(dir, 'daemon.spawn')), false);
+  assert.equal(status(dir).running, false);
 });
 
 test('the warm process exits after its idle timeout and releases the store', async () => {

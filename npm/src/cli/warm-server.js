@@ -7,21 +7,35 @@
 // CLI stops this process and starts one that matches.
 //   node src/cli/warm-server.js '{"dir": "/abs/.memloom", "namespace": "ns", "embedder": "hash-v1"}'
 // stdout: one line, "ready PID" or "fail WHY", then nothing (the CLI closes the pipe).
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
 import { sleep, socketPath } from '../warm-node.js';
 import { Context } from './context.js';
 import { fingerprint, serveWarmSocket } from './warm-socket.js';
 
 process.stdout.on('error', () => {});
-/** @param {string} s */
+// Before PGlite's WebAssembly is compiled (the store opens below). V8 moves a WebAssembly
+// function to its optimizing tier once it has run a budget of code; at the default budget the
+// store's open and first queries already send hundreds of PGlite's functions there, compiled on
+// background threads that a 2-core machine's start cannot spare. Ten times the budget: up and
+// listening in 0.49 s instead of 0.56-0.57 s on the Node docs store, and the functions a long
+// run keeps hot still tier up (90 recalls x 5 in one process: the last pass at the same p50).
+setFlagsFromString('--wasm-tiering-budget=18000000');
+const init = JSON.parse(process.argv[2] ?? '{}');
+/** The outcome, "ready PID" or "fail WHY": on stdout for a CLI that waits (daemon start); a
+ * CLI that handed its spawn lock over (warm.js, Handoff) left it to this process to release.
+ * @param {string} s */
 const say = (s) => {
   try {
     process.stdout.write(s + '\n');
   } catch {}
+  if (!init.spawnLock) return;
+  try {
+    if (Number.parseInt(readFileSync(init.spawnLock, 'utf8'), 10) === process.pid) unlinkSync(init.spawnLock);
+  } catch {}
 };
 
-const init = JSON.parse(process.argv[2] ?? '{}');
 /** @type {import('../store.js').Store} */
 let store;
 let fp = '';
@@ -77,3 +91,12 @@ setInterval(() => {
   if (!existsSync(join(init.dir, 'PG_VERSION'))) void shutdown();
 }, 5000).unref();
 say(`ready ${process.pid}`);
+
+// A new backend's first recall compiles memloom_fuse's PL/pgSQL and reads the catalogs its
+// arms plan with: 100-200 ms on the Node docs store, 20 ms for the next. Run once now, after the
+// socket opens: a command sent meanwhile waits for it on the store's one connection and then
+// runs warm, so it costs that command no more than doing the work itself would, and a command
+// that comes later finds it done. A unit vector stands in for a query's embedding (an API
+// embedder is not called); a recall writes nothing.
+const unit = `[1${',0'.repeat(store.embedder.dims - 1)}]`;
+store.db.query('SELECT count(*) FROM memloom_fuse($1, $2::vector, $3, 1)', ['memloom', unit, store.namespace]).catch(() => {});

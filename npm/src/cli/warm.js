@@ -1,20 +1,21 @@
 // The CLI's fast path (bin/memloom.js runs it before loading the CLI): a command that only
 // reads or writes a few rows of an existing embedded store (recall, remember, forget, stats,
-// history) is sent to the store's warm socket, served by its warm process (warm-server.js,
-// started first when nothing listens) or by the `memloom mcp` that holds the store
-// (warm-socket.js), and prints what the process sends back: the same output, without PGlite's start and
-// the first query's planning (issue 19, item 3). Anything else, and every case where the warm
-// process is disabled (daemon.idleSeconds 0), cannot start, or went away, returns undefined and
-// the CLI runs the command itself (the cold path; lock-node.js guarantees it never opens a store
-// a warm process holds: entry-node.js asks that process to close the store first).
+// history) is sent to the store's warm socket, served by its warm process (warm-server.js) or
+// by the `memloom mcp` that holds the store (warm-socket.js), and prints what the process sends
+// back: the same output, without PGlite's start and the first query's planning (issue 19, item
+// 3). When nothing listens, the CLI runs the command itself and starts the warm process after
+// it (Handoff, below). Anything else, and every case where the warm process is disabled
+// (daemon.idleSeconds 0), cannot start, or went away, returns undefined and the CLI runs the
+// command itself (the cold path; lock-node.js guarantees it never opens a store a warm process
+// holds: entry-node.js asks that process to close the store first).
 // Node builtins only, so that this path stays cheap.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
 import { alive } from '../lock-node.js';
-import { request, sleep, stopWarm, waitExit } from '../warm-node.js';
+import { SPAWN_FILE, START_MS, request, stopWarm, waitExit, waitSpawnLock } from '../warm-node.js';
 
 /** The commands the warm process serves. */
 export const WARM_COMMANDS = ['recall', 'remember', 'forget', 'stats', 'history'];
@@ -23,10 +24,6 @@ const VALUE_OPTIONS = ['--store', '--database-url', '--namespace', '--embedder']
 /** Tokens that keep a command on the cold path: help and version (commander prints them), and
  * the file-streaming forms (recall --batch, remember --file: progress on a TTY, long runs). */
 const COLD_TOKENS = ['-h', '--help', '-V', '--version', '--batch', '--file', '--'];
-/** The spawn lock: one CLI at a time starts a store's warm process. */
-const SPAWN_FILE = 'daemon.spawn';
-/** How long a CLI waits for a warm process to start (PGlite's start, on a loaded machine). */
-const START_MS = 60000;
 
 export const PKG_DIR = fileURLToPath(new URL('../..', import.meta.url));
 const SERVER = fileURLToPath(new URL('./warm-server.js', import.meta.url));
@@ -104,9 +101,10 @@ export function idleSetting(dir) {
 
 /**
  * Runs `argv` in the store's warm process when it is a warm command on an embedded store;
- * resolves to its exit code, or undefined when the CLI must run it itself. Never throws.
+ * resolves to its exit code, or else the CLI runs it itself: undefined, or a Handoff when no
+ * process serves the store yet (the CLI calls its `after` once the command is done). Never throws.
  * @param {string[]} argv
- * @returns {Promise<number | undefined>}
+ * @returns {Promise<number | Handoff | undefined>}
  */
 export async function tryWarm(argv) {
   let sent = false;
@@ -122,7 +120,12 @@ export async function tryWarm(argv) {
     for (let attempt = 0; attempt < 3; attempt++) {
       let r = await request(dir, req);
       if (r === null) {
-        if (!(await startWarm(dir, w))) return undefined;
+        // Nothing listens: this CLI runs the command itself and starts the warm process after
+        // it (a Handoff), unless another CLI is starting one, which this one then waits for.
+        const spawnLock = join(dir, SPAWN_FILE);
+        const lock = takeSpawnLock(spawnLock);
+        if (lock === 'taken') return handoff(dir, w, spawnLock);
+        if (lock === 'error' || !(await waitSpawnLock(spawnLock))) return undefined;
         r = await request(dir, req);
         if (r === null) return undefined;
       }
@@ -151,6 +154,50 @@ export async function tryWarm(argv) {
     if (!sent) return undefined;
     throw e;
   }
+}
+
+/**
+ * @typedef {{ after: (code: number) => void }} Handoff
+ * The first warm command on a store nothing serves runs cold, in the CLI, and only then starts
+ * the warm process, for the commands that follow. Waiting for the warm process first made that
+ * command cost a cold one and more (1.0 s against 0.58 s on the Node docs store): the warm
+ * process's start, then the command in a backend that had planned nothing yet. An agent whose
+ * calls come further apart than daemon.idleSeconds paid that on every call.
+ *
+ * This CLI holds the spawn lock while its command runs, so a CLI that comes meanwhile waits
+ * (waitSpawnLock) instead of racing it for the store. `after(code)`: on success, the warm
+ * process is spawned detached and the lock passes to it (its pid written in place; it removes
+ * the lock once it listens or gives up); on failure the lock is released and nothing starts.
+ * @param {string} dir
+ * @param {{ namespace?: string, embedder?: string }} g
+ * @param {string} spawnLock
+ * @returns {Handoff}
+ */
+function handoff(dir, g, spawnLock) {
+  const release = () => {
+    try {
+      if (Number.parseInt(readFileSync(spawnLock, 'utf8'), 10) === process.pid) unlinkSync(spawnLock);
+    } catch {}
+  };
+  process.on('exit', release);
+  return {
+    after(code) {
+      process.off('exit', release);
+      if (code !== 0) return release();
+      try {
+        const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder, spawnLock });
+        const child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: 'ignore', env: process.env });
+        child.on('error', () => {});
+        child.unref();
+        if (!child.pid) return release();
+        const mine = `${spawnLock}.${process.pid}`;
+        writeFileSync(mine, `${child.pid}\n`, { mode: 0o644 });
+        renameSync(mine, spawnLock);
+      } catch {
+        release();
+      }
+    },
+  };
 }
 
 /**
@@ -223,22 +270,6 @@ function linkSpawnLock(mine, path) {
     }
   }
   return 'error';
-}
-
-/** Waits while another CLI starts the warm process. @param {string} path */
-async function waitSpawnLock(path) {
-  const until = Date.now() + START_MS;
-  while (Date.now() < until) {
-    let pid;
-    try {
-      pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-    } catch {
-      return true; // released
-    }
-    if (!Number.isInteger(pid) || !alive(pid)) return true;
-    await sleep(20);
-  }
-  return false;
 }
 
 /**
