@@ -3,7 +3,9 @@
 //   process off (MEMLOOM_DAEMON_IDLE=0), and with --baseline the same commands of another
 //   checkout of the CLI (e.g. main's);
 // - warm (--warm): `remember` and `recall` on a copy of the store served by its warm process
-//   (src/cli/warm.js; the first call, which starts it, is reported on its own line);
+//   (src/cli/warm.js; the first call, which starts it, is reported on its own line); and on
+//   copies with no warm process, a first `recall` and the next one, right after it or 1.5 s
+//   later (`recall first`, `recall next`; with --baseline the other CLI's too);
 // - `node -e 0`: the floor any CLI pays here.
 // All interleaved in one run, the order alternating per run, so the ratios hold on a loaded
 // machine. With --mcp N: `memloom mcp` on a copy of the store, N remember and N recall tool
@@ -64,6 +66,21 @@ if (opt.baseline) {
     ['recall baseline', () => wall(opt.baseline, ['recall', q, '--store', opt.store])],
   );
 }
+/** Blocks for ms (between two commands of a variant; the bench runs everything in sequence). */
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+/**
+ * A call that finds no warm process (the store's first, or one after the idle exit), then a
+ * second call right after it, on a store of its own; with `gap`, the second comes that many ms
+ * later instead (an agent's next call). Records both under `${label} ...` names.
+ * @param {string} pkg @param {string} label @param {string} store @param {number} [gap]
+ */
+function firstThenNext(pkg, label, store, gap) {
+  wall(pkg, ['daemon', 'stop', '--store', store]);
+  const first = wall(pkg, ['recall', q, '--store', store], WARM);
+  if (gap) pause(gap);
+  const next = wall(pkg, ['recall', 'read a file line by line', '--store', store], WARM);
+  return { [`${label} first`]: first, [`${label} next${gap ? ` (${gap / 1000} s later)` : ''}`]: next };
+}
 let firstWarm;
 if (opt.warm) {
   cpSync(opt.store, warmStore, { recursive: true });
@@ -72,6 +89,12 @@ if (opt.warm) {
     ['remember warm', (i) => wall(here, ['remember', `bench note warm ${i}: deploys freeze on Fridays`, '--key', 'bench-warm', '--store', warmStore], WARM)],
     ['recall warm', () => wall(here, ['recall', q, '--store', warmStore], WARM)],
   );
+  // The first call and the one after it, back to back and 1.5 s apart (and the baseline's).
+  for (const [pkg, label] of [[here, 'recall'], ...(opt.baseline ? [[opt.baseline, 'baseline']] : [])]) {
+    const store = join(tmp, `first-${label}`);
+    cpSync(opt.store, store, { recursive: true });
+    variants.push([`${label} first, next`, () => firstThenNext(pkg, label, store)], [`${label} first, pause`, () => firstThenNext(pkg, `${label} paused`, store, 1500)]);
+  }
 }
 
 const times = {};
@@ -80,16 +103,18 @@ for (let i = 0; i < runs; i++) {
   const order = i % 2 ? [...variants].reverse() : variants;
   for (const [name, fn] of order) {
     current = name;
-    const ms = fn(i);
-    (times[name] ??= []).push(ms);
-    process.stderr.write(`run ${i + 1}: ${name} ${ms.toFixed(0)} ms\n`);
+    const got = fn(i);
+    for (const [n, ms] of Object.entries(typeof got === 'number' ? { [name]: got } : got)) {
+      (times[n] ??= []).push(ms);
+      process.stderr.write(`run ${i + 1}: ${n} ${ms.toFixed(0)} ms\n`);
+    }
   }
 }
 const load1 = loadavg()[0];
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const row = (name) => `${name.padEnd(18)} median ${med(times[name]).toFixed(0).padStart(6)} ms, min ${Math.min(...times[name]).toFixed(0).padStart(6)} ms`;
 console.log(`CLI wall time, ${runs} runs each, interleaved; load average ${load0.toFixed(1)} -> ${load1.toFixed(1)} on this machine`);
-for (const [name] of variants) console.log(row(name));
+for (const name of Object.keys(times)) console.log(row(name));
 for (const [name, xs] of Object.entries(queryMs)) console.log(`${name.padEnd(18)} of which the recall itself (its tookMs): median ${med(xs).toFixed(0)} ms`);
 if (firstWarm !== undefined) console.log(`${'first warm call'.padEnd(18)} ${firstWarm.toFixed(0)} ms (starts the warm process, then runs recall)`);
 const ratio = (a, b) => (times[a] && times[b] ? (med(times[a]) / med(times[b])).toFixed(2) : null);
@@ -101,7 +126,11 @@ for (const cmd of ['init', 'remember', 'recall']) {
   ].filter(Boolean);
   if (r.length) console.log(`${cmd.padEnd(18)} ${r.join('; ')}`);
 }
-if (opt.warm) wall(here, ['daemon', 'stop', '--store', warmStore]);
+if (opt.warm) {
+  wall(here, ['daemon', 'stop', '--store', warmStore]);
+  wall(here, ['daemon', 'stop', '--store', join(tmp, 'first-recall')]);
+  if (opt.baseline) wall(opt.baseline, ['daemon', 'stop', '--store', join(tmp, 'first-baseline')]);
+}
 
 if (opt.mcp) {
   const n = Number(opt.mcp);
