@@ -166,7 +166,7 @@
  * @property {string} [dir] Embedded PGlite: a directory (Node), `idb://name` (browser); omit both `dir` and `url` for memory.
  * @property {string} [url] A PostgreSQL server with pgvector (Node only).
  * @property {string} [namespace] Default `default`.
- * @property {Embedder} [embedder] Default hash-v1. A new store records it and sizes its vectors to its dimensions; a store refuses an embedder other than the one it was built with.
+ * @property {Embedder} [embedder] Default: the offline embedder (hash-v1, static-v1, static-v2) an existing store was built with, else hash-v1. A new store records it and sizes its vectors to its dimensions; a store refuses an embedder other than the one it was built with.
  * @property {boolean} [create] Default true: create and migrate when missing. False: error when no store exists.
  * @property {Record<string, unknown>} [pglite] Extra PGlite options for an embedded store, e.g. `{ relaxedDurability: true }`.
  * @property {string | URL} [assets] Browsers: the folder that holds PGlite's files (pglite.wasm, initdb.wasm, pglite.data, vector.tar.gz; `copyBrowserAssets` from `memloom/assets` puts them there). memloom then loads and checks them itself, and a missing one fails within seconds, named. Without it PGlite finds them next to its own module (Vite does this with no config). Ignored in Node.

@@ -312,3 +312,20 @@ test('a store built with hash-v1 refuses another embedder, saying how to fix it'
     server.close();
   }
 });
+
+test('a store made with init --embedder static-v2 embeds with it on every later command that names none', () => {
+  const s = join(tmp, 'static-store');
+  assert.equal(runCli(['init', '--embedder', 'static-v2', '--store', s]).status, 0);
+  const rem = runCli(['remember', 'Deploys freeze on Fridays at 18:00', '--key', 'deploy-freeze', '--store', s]);
+  assert.equal(rem.status, 0, rem.stderr);
+  const named = runCli(['recall', 'when do deploys freeze', '--json', '--store', s], { env: { MEMLOOM_EMBEDDER: 'static-v2' } });
+  const unnamed = runCli(['recall', 'when do deploys freeze', '--json', '--store', s]);
+  assert.equal(unnamed.status, 0, unnamed.stderr);
+  const top = (r) => JSON.parse(r.stdout).results.map((h) => [h.key, h.similarity]);
+  assert.deepEqual(top(unnamed), top(named), 'the same query vector as with static-v2 named');
+  assert.equal(JSON.parse(runCli(['stats', '--json', '--store', s]).stdout).embedder.name, 'static');
+  // Naming another embedder is still refused, with the way out.
+  const other = runCli(['recall', 'deploys', '--embedder', 'hash-v1', '--store', s]);
+  assert.equal(other.status, 2);
+  assert.match(other.stderr, /built with the static-v2 embedder .* or name no embedder/);
+});

@@ -87,6 +87,15 @@ test('a store built with static-v2 recalls with it and refuses hash-v1 and stati
       openStore({ dir, embedder: staticEmbedder({ version: 1 }) }),
       /built with the static-v2 embedder \(512 dimensions\) but this run embeds with static-v1 \(512 dimensions\)/,
     );
+    // Opened without an embedder, the store embeds with the one it was built with.
+    const again = await openStore({ dir });
+    try {
+      assert.equal(again.embedder.id, 'static-v2');
+      const { results } = await again.recall('scratch folder with a unique name', { limit: 2, arms: ['vector'] });
+      assert.equal(results[0].source, 'fs.md');
+    } finally {
+      await again.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

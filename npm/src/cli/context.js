@@ -96,7 +96,10 @@ export class Context {
   /** @param {{ create?: boolean }} [o] */
   async open({ create = false } = {}) {
     const target = this.target;
-    const embedder = this.embedder(); // first: a bad config file is reported even before init
+    const chosen = this.embedder(); // first: a bad config file is reported even before init
+    // No flag, variable or config file names one: an existing store embeds with the offline
+    // embedder it was built with (openStore), a new one with the default.
+    const embedder = this.settings.sources['embedder.name'] === 'default' ? undefined : chosen;
     if (!create && !this.exists()) {
       throw new MemloomError(
         `no memloom store at ${target.dir}; run \`memloom init${this.g.store ? ` --store ${this.g.store}` : ''}\` first, or pass --store DIR / --database-url URL`,

@@ -31,7 +31,9 @@ class NotThisStore extends Error {}
  */
 export function fingerprint(ctx) {
   const t = ctx.target;
-  return JSON.stringify([t.dir ?? null, t.url ?? null, ctx.g.namespace ?? DEFAULT_NAMESPACE, section(ctx.settings, 'embedder'), ctx.settings.apiKeyFallback ?? null]);
+  // Whether the embedder was named at all: unnamed, a store uses the one it was built with.
+  const named = ctx.settings.sources['embedder.name'] !== 'default';
+  return JSON.stringify([t.dir ?? null, t.url ?? null, ctx.g.namespace ?? DEFAULT_NAMESPACE, section(ctx.settings, 'embedder'), named, ctx.settings.apiKeyFallback ?? null]);
 }
 
 /** @param {Record<string, string>} next */

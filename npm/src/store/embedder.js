@@ -4,6 +4,7 @@ import { ensureReady } from '../core.js';
 import { vectorParam } from './vectors.js';
 import { MemloomError } from '../errors.js';
 import { HNSW_MAX_DIMS } from './maintenance.js';
+import { OFFLINE_EMBEDDERS } from '../embedders.js';
 /** @import { Store } from './store.js' */
 
 /** Store#storedEmbedder (store.js documents it). @param {Store} store */
@@ -28,6 +29,20 @@ export async function loadStaticTable(store, { ifMissing = false } = {}) {
     if (ifMissing && err.code === '42501') return 0;
     throw new MemloomError(`cannot load the ${store.embedder.id} table into the database (the edge worker embeds with it): ${err.message}; run memloom init as the store's owner`);
   }
+}
+
+/**
+ * A store opened without an embedder embeds with the offline one it was built with: a store
+ * made with `--embedder static-v2` needs no setting on every later command, and its vectors
+ * never meet another embedder's (initEmbedder checks). A store built through an embeddings
+ * API keeps the default here, so initEmbedder says which URL and model to set: its key and
+ * address are the caller's to give.
+ * @param {Store} store
+ */
+export async function adoptStoredEmbedder(store) {
+  const stored = await storedEmbedder(store);
+  const make = stored && OFFLINE_EMBEDDERS[`${stored.name}-v${stored.version}`];
+  if (make && (stored.name !== store.embedder.name || stored.version !== store.embedder.version)) store.embedder = make();
 }
 
 /**
@@ -57,7 +72,7 @@ export async function initEmbedder(store) {
   throw new MemloomError(
     `this store was built with the ${storedId} embedder (${stored.dims} dimensions) but this run embeds with ${e.id} (${e.dims} dimensions); ` +
       (stored.name === 'hash' || stored.name === 'static'
-        ? `set MEMLOOM_EMBEDDER=${storedId} (or --embedder ${storedId}) and unset MEMLOOM_EMBED_URL, `
+        ? `set MEMLOOM_EMBEDDER=${storedId} (or --embedder ${storedId}), or name no embedder (the store then uses its own), and unset MEMLOOM_EMBED_URL, `
         : `set MEMLOOM_EMBED_URL / MEMLOOM_EMBED_MODEL=${stored.name.replace(/^api:/, '')} / MEMLOOM_EMBED_DIMS=${stored.dims} as when it was built, `) +
       'or ingest into a new store (--store DIR)',
   );

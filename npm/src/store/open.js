@@ -2,7 +2,7 @@
 // checked and the session bound to its namespace.
 import { hashEmbedder } from '../embedders.js';
 import { MemloomError } from '../errors.js';
-import { initEmbedder } from './embedder.js';
+import { adoptStoredEmbedder, initEmbedder } from './embedder.js';
 import { migrate } from './migrate.js';
 import { Store } from './store.js';
 import { learnVectorTypes } from './vectors.js';
@@ -15,7 +15,8 @@ export const DEFAULT_NAMESPACE = 'default';
  * Opens (creating and migrating when needed) a store.
  * - `{ dir }`: embedded PGlite in a directory (Node) or `idb://name` (browser); no `dir`: memory.
  * - `{ url }`: a PostgreSQL server with pgvector.
- * Options: `namespace`, `embedder` (default hash-v1), `create` (default true; false refuses a
+ * Options: `namespace`, `embedder` (default: the offline embedder an existing store was built
+ * with, else hash-v1), `create` (default true; false refuses a
  * directory that holds no store), `pglite` (extra PGlite options for an embedded store, e.g.
  * `{ relaxedDurability: true }`; `startParams` replace PGlite's and memloom's shared_buffers,
  * src/db-pglite.js), `drivers` (supplied by the entry module). Unknown options are
@@ -49,6 +50,7 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   const store = new Store(db, { namespace, embedder, files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
     await migrate(store, { create: options.create !== false });
+    if (options.embedder === undefined) await adoptStoredEmbedder(store);
     await learnVectorTypes(store);
     await initEmbedder(store);
     // Tenant isolation (sql/memloom/10_security.sql): under a role bound by

@@ -36,7 +36,11 @@ export default {
       ctx.outJson({ settings, files });
       return 0;
     }
-    for (const [key, v] of Object.entries(settings)) ctx.out(`${key.padEnd(22)} ${String(v.value).padEnd(28)} ${v.source}`);
+    for (const [key, v] of Object.entries(settings)) {
+      // Unnamed, the embedder is a new store's; an existing one embeds with its own (openStore).
+      const note = key === 'embedder.name' && v.source === 'default' ? ' (for a new store; an existing one uses its own offline embedder)' : '';
+      ctx.out(`${key.padEnd(22)} ${String(v.value).padEnd(28)} ${v.source}${note}`);
+    }
     ctx.out(`store config: ${files.store.path}${files.store.exists ? '' : ' (none)'}`);
     ctx.out(`user config:  ${files.user.path}${files.user.exists ? '' : ' (none)'}`);
     return 0;
