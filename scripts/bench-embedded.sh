@@ -7,7 +7,8 @@
 #   2. the same recall in headless Chromium, memloom next to Orama hybrid and MiniSearch in one
 #      page (npm/bench/browser-recall.js)
 #   3. in-process remember at 1, 1k and 10k items (npm/bench/remember.js)
-#   4. CLI wall times of a cold process: init, remember, recall on a store of the Node docs
+#   4. CLI wall times of a cold process: init, remember, recall on a store of the Node docs;
+#      warm ones; a first call with no warm process, and the call right after it
 #   5. `remember --file` of 100k JSONL lines: wall time and peak RSS (cut off after
 #      MEMLOOM_BENCH_FILE_TIMEOUT seconds, default 300, and reported as such)
 # The Node docs come from ../shared/eval/nodejs-docs (MEMLOOM_EVAL_SET overrides); when absent,
@@ -87,6 +88,14 @@ if want 4 && [ $have_set = 1 ]; then
     wrec_ms+=("$(MEMLOOM_DAEMON_IDLE=600 wall cli recall --store "$TMP/docs-warm" "how do I read a file line by line")")
   done
   cli daemon stop --store "$TMP/docs-warm" >/dev/null 2>&1
+  # A call that finds no warm process (a first one, or after the idle exit) runs cold and starts
+  # it as it ends; the next call, sent right after, waits for it (src/cli/warm.js, Handoff).
+  first_ms=(); next_ms=()
+  for i in 1 2 3; do
+    first_ms+=("$(MEMLOOM_DAEMON_IDLE=600 wall cli recall --store "$TMP/docs-warm" "how do I read a file line by line")")
+    next_ms+=("$(MEMLOOM_DAEMON_IDLE=600 wall cli recall --store "$TMP/docs-warm" "read a file line by line")")
+    cli daemon stop --store "$TMP/docs-warm" >/dev/null 2>&1
+  done
   unset MEMLOOM_DAEMON_IDLE
   echo "| command | wall ms (median of 3) | runs |"
   echo "| --- | ---: | --- |"
@@ -96,6 +105,8 @@ if want 4 && [ $have_set = 1 ]; then
   echo "| memloom recall, cold (same store) | $(median3 "${rec_ms[@]}") | ${rec_ms[*]} |"
   echo "| memloom remember, warm (a copy of the store) | $(median3 "${wrem_ms[@]}") | ${wrem_ms[*]} |"
   echo "| memloom recall, warm | $(median3 "${wrec_ms[@]}") | ${wrec_ms[*]} |"
+  echo "| memloom recall, no warm process yet (runs cold, starts one) | $(median3 "${first_ms[@]}") | ${first_ms[*]} |"
+  echo "| memloom recall right after that one (waits for the warm process) | $(median3 "${next_ms[@]}") | ${next_ms[*]} |"
 fi
 
 if want 5; then
