@@ -15,11 +15,12 @@ process.stdout.on('error', (e) => {
 const argv = process.argv.slice(2);
 // Before any WebAssembly is compiled: a one-shot command runs on V8's baseline compiler alone
 // (warm.js, oneShot, says why and what it measured).
-if (oneShot(argv)) setFlagsFromString('--liftoff-only');
+const once = oneShot(argv);
+if (once) setFlagsFromString('--liftoff-only');
 const warm = await tryWarm(argv);
 if (typeof warm === 'number') process.exitCode = warm;
 else {
-  await (await import('../src/cli/main.js')).main(argv);
+  await (await import('../src/cli/main.js')).main(argv, { oneShot: once });
   // Nothing served the store: the warm process starts now, for the commands that follow.
   warm?.after(Number(process.exitCode ?? 0));
 }

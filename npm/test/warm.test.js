@@ -16,6 +16,7 @@ import { bin, emptyXdg, runCli, fixtures } from './helpers.js';
 import { openStore } from '../src/entry-node.js';
 import { alive, lockHolder } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
 import { oneShot } from '../src/cli/warm.js';
+import { Context } from '../src/cli/context.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
 const WARM = { MEMLOOM_DAEMON_IDLE: '30' };
@@ -45,6 +46,18 @@ test('one-shot commands (the warm ones and init) run on V8\'s baseline compiler;
   }
   for (const argv of [['ingest', 'docs'], ['index'], ['recall', '--batch', 'q.jsonl'], ['remember', '--file', 'm.jsonl'], ['import', 'd.jsonl'], ['export'], ['eval'], ['mcp'], ['recall', '--help'], ['--store', 'recall', 'ingest', 'd'], []]) {
     assert.equal(oneShot(argv), false, argv.join(' '));
+  }
+});
+
+test('a one-shot command opens an embedded store with a 16MB buffer pool, anything else with 64MB', async () => {
+  const dir = newStore('pool');
+  for (const [oneShot, want] of [[true, '16MB'], [false, '64MB']]) {
+    const store = await new Context({ store: dir }, { oneShot }).open();
+    try {
+      assert.equal((await store.db.query('SHOW shared_buffers')).rows[0].shared_buffers, want);
+    } finally {
+      await store.close();
+    }
   }
 });
 

@@ -18,9 +18,14 @@ import { progressBar } from './progress.js';
  */
 
 export class Context {
-  /** @param {GlobalOptions} g */
-  constructor(g) {
+  /**
+   * @param {GlobalOptions} g
+   * @param {{ oneShot?: boolean }} [o] oneShot: this process runs one short command and exits
+   *   (bin/memloom.js, cli/warm.js oneShot): an embedded store opens with a smaller buffer pool
+   */
+  constructor(g, { oneShot = false } = {}) {
     this.g = g;
+    this.oneShot = oneShot;
     this.json = !!g.json;
     this.quiet = !!g.quiet;
     /** @type {ReturnType<typeof loadSettings> | undefined} */
@@ -105,7 +110,8 @@ export class Context {
         `no memloom store at ${target.dir}; run \`memloom init${this.g.store ? ` --store ${this.g.store}` : ''}\` first, or pass --store DIR / --database-url URL`,
       );
     }
-    return openStore({ dir: target.dir, url: target.url, namespace: this.g.namespace, embedder, create });
+    const pglite = this.oneShot && target.dir ? { startParams: (await import('../db-pglite.js')).oneShotStartParams() } : undefined;
+    return openStore({ dir: target.dir, url: target.url, namespace: this.g.namespace, embedder, create, pglite });
   }
 
   /**

@@ -128,9 +128,13 @@ export async function run(argv, hooks = {}) {
   }
 }
 
-/** The bin's entry: runs and sets the exit code. @param {string[]} argv */
-export function main(argv) {
-  return run(argv).then((code) => {
+/**
+ * The bin's entry: runs and sets the exit code.
+ * @param {string[]} argv
+ * @param {{ oneShot?: boolean }} [o] this process runs one short command and exits (Context)
+ */
+export function main(argv, { oneShot = false } = {}) {
+  return run(argv, oneShot ? { context: (g) => new Context(g, { oneShot }) } : {}).then((code) => {
     process.exitCode = code;
   });
 }
