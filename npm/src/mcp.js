@@ -132,6 +132,9 @@ export async function serveStdio(store, { version, beforeClose } = {}) {
   });
   await server.connect(transport);
   process.stderr.write(`memloom mcp: serving ${store.location} (namespace ${store.namespace}) on stdio\n`);
+  // The first recall's compile and planning (Store#_warmUp) while the client gets ready: a tool
+  // call sent meanwhile waits for it on the store's connection and then runs warm.
+  void store._warmUp();
   await done;
   await shutdown();
 }

@@ -92,11 +92,7 @@ setInterval(() => {
 }, 5000).unref();
 say(`ready ${process.pid}`);
 
-// A new backend's first recall compiles memloom_fuse's PL/pgSQL and reads the catalogs its
-// arms plan with: 100-200 ms on the Node docs store, 20 ms for the next. Run once now, after the
-// socket opens: a command sent meanwhile waits for it on the store's one connection and then
-// runs warm, so it costs that command no more than doing the work itself would, and a command
-// that comes later finds it done. A unit vector stands in for a query's embedding (an API
-// embedder is not called); a recall writes nothing.
-const unit = `[1${',0'.repeat(store.embedder.dims - 1)}]`;
-store.db.query('SELECT count(*) FROM memloom_fuse($1, $2::vector, $3, 1)', ['memloom', unit, store.namespace]).catch(() => {});
+// The first recall's compile and planning (Store#_warmUp), once the socket is open: a command
+// sent meanwhile waits for it on the store's one connection and then runs warm, and one that
+// comes later finds it done.
+void store._warmUp();

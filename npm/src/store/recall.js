@@ -68,6 +68,20 @@ export async function recall(store, query, options = {}) {
   return recallResponse(query, rows, { tookMs: ms(performance.now() - started), explain, k, weights: w, timings });
 }
 
+/**
+ * Store#_warmUp: one memloom_fuse call with a unit vector for the query's embedding (the
+ * embedder is not called: an API embedder would be billed), read-only. A new backend's first
+ * recall compiles memloom_fuse's PL/pgSQL and reads and plans what its arms touch (100-200 ms
+ * on the Node docs store, 20 ms for the next): a process that opens a store to serve it (the
+ * warm process, `memloom mcp`) runs this once, so that the first command it serves does not
+ * pay it. Resolves when done; never rejects.
+ * @param {Store} store
+ */
+export async function warmUp(store) {
+  const unit = `[1${',0'.repeat(store.embedder.dims - 1)}]`;
+  await store.db.query('SELECT count(*) FROM memloom_fuse($1, $2::vector, $3, 1)', ['memloom', unit, store.namespace]).catch(() => {});
+}
+
 /** Milliseconds, to two decimals. @param {number} t */
 function ms(t) {
   return Math.round(t * 100) / 100;

@@ -7,7 +7,7 @@ import { ingest } from './ingest.js';
 import { afterWrite, hasVectorIndex, maintainVectorIndex } from './maintenance.js';
 import { forget, history, importMemories, memories, remember, rememberMany } from './memories.js';
 import { migrate } from './migrate.js';
-import { recall } from './recall.js';
+import { recall, warmUp } from './recall.js';
 import { stats } from './stats.js';
 /**
  * @import { Embedder, IngestInput, IngestOptions, IngestReport, RememberOptions, MemoryRecord, Remembered,
@@ -220,6 +220,11 @@ export class Store {
    */
   recall(query, options = {}) {
     return recall(this, query, options);
+  }
+
+  /** recall.js warmUp: the first recall's compile and planning done now. @internal */
+  _warmUp() {
+    return warmUp(this);
   }
 
   // Index ----------------------------------------------------------------------------------------
