@@ -14,7 +14,7 @@
 // The store's lock file (lock-node.js) names the process that holds the store; the warm process
 // holds it like any other, so the cold path can never open a store it serves.
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -88,6 +88,13 @@ export function request(dir, msg, { timeoutMs } = {}) {
 
 /** @param {number} ms */
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Removes the spawn lock at `path` when it names this process (else leaves it). @param {string} path */
+export function releaseSpawnLock(path) {
+  try {
+    if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
+  } catch {}
+}
 
 /**
  * Waits while the spawn lock at `path` names another live process (a warm process on its way

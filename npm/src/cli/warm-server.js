@@ -7,10 +7,10 @@
 // CLI stops this process and starts one that matches.
 //   node src/cli/warm-server.js '{"dir": "/abs/.memloom", "namespace": "ns", "embedder": "hash-v1"}'
 // stdout: one line, "ready PID" or "fail WHY", then nothing (the CLI closes the pipe).
-import { existsSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { sleep, socketPath } from '../warm-node.js';
+import { releaseSpawnLock, sleep, socketPath } from '../warm-node.js';
 import { Context } from './context.js';
 import { fingerprint, serveWarmSocket } from './warm-socket.js';
 
@@ -30,10 +30,7 @@ const say = (s) => {
   try {
     process.stdout.write(s + '\n');
   } catch {}
-  if (!init.spawnLock) return;
-  try {
-    if (Number.parseInt(readFileSync(init.spawnLock, 'utf8'), 10) === process.pid) unlinkSync(init.spawnLock);
-  } catch {}
+  if (init.spawnLock) releaseSpawnLock(init.spawnLock);
 };
 
 /** @type {import('../store.js').Store} */

@@ -15,7 +15,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
 import { alive } from '../lock-node.js';
-import { SPAWN_FILE, START_MS, request, stopWarm, waitExit, waitSpawnLock } from '../warm-node.js';
+import { SPAWN_FILE, START_MS, releaseSpawnLock, request, stopWarm, waitExit, waitSpawnLock } from '../warm-node.js';
 
 /** The commands the warm process serves. */
 export const WARM_COMMANDS = ['recall', 'remember', 'forget', 'stats', 'history'];
@@ -174,11 +174,7 @@ export async function tryWarm(argv) {
  * @returns {Handoff}
  */
 function handoff(dir, g, spawnLock) {
-  const release = () => {
-    try {
-      if (Number.parseInt(readFileSync(spawnLock, 'utf8'), 10) === process.pid) unlinkSync(spawnLock);
-    } catch {}
-  };
+  const release = () => releaseSpawnLock(spawnLock);
   process.on('exit', release);
   return {
     after(code) {
@@ -211,11 +207,7 @@ export async function startWarm(dir, g) {
   const lock = takeSpawnLock(path);
   if (lock === 'busy') return waitSpawnLock(path);
   if (lock !== 'taken') return false;
-  const release = () => {
-    try {
-      if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
-    } catch {}
-  };
+  const release = () => releaseSpawnLock(path);
   process.on('exit', release);
   try {
     return await spawnServer(dir, g);
