@@ -165,11 +165,11 @@ export async function stopWarm(dir, { waitMs = 30000 } = {}) {
  * @param {string} dir
  */
 export async function releaseFromWarm(dir) {
-  // A warm process on its way up holds the store before it listens: wait until it answers.
-  await waitSpawnLock(join(dir, SPAWN_FILE));
+  // First: warmStatus waits for a warm process on its way up, which holds the store before it
+  // listens.
+  const hello = await warmStatus(dir);
   const holder = lockHolder(dir);
   if (holder === null) return true; // let go meanwhile (a warm process that gave up): take it
-  const hello = await warmStatus(dir);
   if (hello?.pid !== holder) return false;
   if (hello.owner === 'mcp') return false; // it serves its MCP client until that goes: the opener's lock error stands
   return (await stopWarm(dir)).stopped;
