@@ -32,26 +32,21 @@ export async function loadStaticTable(store, { ifMissing = false } = {}) {
 }
 
 /**
- * A store opened without an embedder embeds with the offline one it was built with: a store
- * made with `--embedder static-v2` needs no setting on every later command, and its vectors
- * never meet another embedder's (initEmbedder checks). A store built through an embeddings
- * API keeps the default here, so initEmbedder says which URL and model to set: its key and
- * address are the caller's to give.
- * @param {Store} store
- */
-export async function adoptStoredEmbedder(store) {
-  const stored = await storedEmbedder(store);
-  const make = stored && OFFLINE_EMBEDDERS[`${stored.name}-v${stored.version}`];
-  if (make && (stored.name !== store.embedder.name || stored.version !== store.embedder.version)) store.embedder = make();
-}
-
-/**
  * A store not initialised yet takes this run's embedder (memloom_init_store sizes its vector
  * columns to the embedder's dimensions); an initialised one must match it.
+ *
+ * `adopt` (a store opened without an embedder): an initialised store embeds with the offline
+ * one it was built with, so a store made with `--embedder static-v2` needs no setting on every
+ * later command, and its vectors never meet another embedder's. A store built through an
+ * embeddings API keeps the default here, and the check below says which URL and model to set:
+ * its key and address are the caller's to give.
  * @param {Store} store
+ * @param {{ adopt?: boolean }} [o]
  */
-export async function initEmbedder(store) {
+export async function initEmbedder(store, { adopt = false } = {}) {
   const stored = await storedEmbedder(store);
+  const own = adopt && stored && OFFLINE_EMBEDDERS[`${stored.name}-v${stored.version}`];
+  if (own && (stored.name !== store.embedder.name || stored.version !== store.embedder.version)) store.embedder = own();
   const e = store.embedder;
   if (stored && stored.name === e.name && stored.version === e.version && stored.dims === e.dims) {
     await loadStaticTable(store, { ifMissing: true });

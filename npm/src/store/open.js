@@ -2,7 +2,7 @@
 // checked and the session bound to its namespace.
 import { hashEmbedder } from '../embedders.js';
 import { MemloomError } from '../errors.js';
-import { adoptStoredEmbedder, initEmbedder } from './embedder.js';
+import { initEmbedder } from './embedder.js';
 import { migrate } from './migrate.js';
 import { Store } from './store.js';
 import { learnVectorTypes } from './vectors.js';
@@ -50,9 +50,8 @@ export async function openStore(options = {}, drivers = defaultDrivers) {
   const store = new Store(db, { namespace, embedder, files: d.files, location: url ? redact(url) : dir ?? 'memory' });
   try {
     await migrate(store, { create: options.create !== false });
-    if (options.embedder === undefined) await adoptStoredEmbedder(store);
     await learnVectorTypes(store);
-    await initEmbedder(store);
+    await initEmbedder(store, { adopt: options.embedder === undefined });
     // Tenant isolation (sql/memloom/10_security.sql): under a role bound by
     // row-level security this session sees and writes only this namespace's rows, whatever a
     // statement says, and only if the role is granted the namespace. Without a grant every read
