@@ -21,6 +21,7 @@ const warm = await tryWarm(argv);
 if (typeof warm === 'number') process.exitCode = warm;
 else {
   await (await import('../src/cli/main.js')).main(argv, { oneShot: once });
-  // Nothing served the store: the warm process starts now, for the commands that follow.
+  // Nothing served the store: the warm process spawned meanwhile takes it now, for the commands
+  // that follow (or, after a failure, is stopped).
   warm?.after(Number(process.exitCode ?? 0));
 }

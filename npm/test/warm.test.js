@@ -6,7 +6,7 @@
 // stop every process they started (after()).
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,9 +238,36 @@ test('the first command on a store nothing serves runs in the CLI, then its warm
   assert.equal(runCli(['daemon', 'stop', '--store', dir], { env: COLD }).status, 0);
   r = runCli(['history', 'no-such-key', '--store', dir], { env: WARM });
   assert.equal(r.status, 2, 'history of a key never saved fails');
-  assert.deepEqual(warmPids(join(tmp, 'first')), [], 'nothing started after a failure');
+  // The warm process spawned as the command started is killed as it fails.
+  await until(() => warmPids(join(tmp, 'first')).length === 0, 5000, 'nothing to be left after a failure');
   assert.equal(existsSync(join(dir, 'daemon.spawn')), false);
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false);
   assert.equal(status(dir).running, false);
+});
+
+test('the warm process spawned with a first command waits for that CLI, and starts nothing when it is killed', async () => {
+  const dir = newStore('killed');
+  const env = { ...process.env, XDG_CONFIG_HOME: emptyXdg, ...WARM };
+  delete env.DATABASE_URL;
+  delete env.MEMLOOM_EMBED_URL;
+  const cli = spawn(process.execPath, [bin, 'recall', 'deploys freeze', '--store', dir, '--json'], { env, stdio: 'ignore' });
+  const exited = new Promise((r) => cli.on('exit', (code, signal) => r(signal)));
+  // Killed as soon as its warm process exists: long before its cold command ends (0.5 s).
+  const t0 = Date.now();
+  while (warmPids(join(tmp, 'killed')).length === 0) {
+    assert.ok(Date.now() - t0 < 10000, 'the CLI spawns its warm process as it starts');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  const [server] = warmPids(join(tmp, 'killed'));
+  assert.notEqual(lockHolder(dir), server, 'the warm process has not opened the store');
+  cli.kill('SIGKILL');
+  assert.equal(await exited, 'SIGKILL');
+  await until(() => !alive(server), 5000, 'the warm process of a killed CLI to exit');
+  assert.equal(existsSync(join(dir, 'daemon.sock')), false, 'it never listened');
+  assert.equal(lockHolder(dir), null);
+  const r = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: COLD });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(JSON.parse(r.stdout).results[0].key, 'deploy-freeze');
 });
 
 test('the warm process exits after its idle timeout and releases the store', async () => {

@@ -6,10 +6,14 @@
 // A command for another store, namespace, embedder setting or package version is not run: the
 // CLI stops this process and starts one that matches.
 //   node src/cli/warm-server.js '{"dir": "/abs/.memloom", "namespace": "ns", "embedder": "hash-v1"}'
-// stdout: one line, "ready PID" or "fail WHY", then nothing (the CLI closes the pipe).
-import { existsSync } from 'node:fs';
+// stdout: one line, "ready PID" or "fail WHY", then nothing (the CLI closes the pipe). With
+// "after": PID and "spawnLock" (a CLI running the store's first command, warm.js Handoff), it
+// loads its modules meanwhile and opens the store once that CLI has exited and handed it the
+// spawn lock; otherwise it exits.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
+import { alive } from '../lock-node.js';
 import { releaseSpawnLock, sleep, socketPath } from '../warm-node.js';
 import { Context } from './context.js';
 import { fingerprint, serveWarmSocket } from './warm-socket.js';
@@ -18,11 +22,25 @@ process.stdout.on('error', () => {});
 // Before PGlite's WebAssembly is compiled (the store opens below). V8 moves a WebAssembly
 // function to its optimizing tier once it has run a budget of code; at the default budget the
 // store's open and first queries already send hundreds of PGlite's functions there, compiled on
-// background threads that a 2-core machine's start cannot spare. Ten times the budget: up and
-// listening in 0.49 s instead of 0.56-0.57 s on the Node docs store, and the functions a long
-// run keeps hot still tier up (90 recalls x 5 in one process: the last pass at the same p50).
-setFlagsFromString('--wasm-tiering-budget=18000000');
+// background threads that a 2-core machine's start cannot spare (ten times the budget: open 0.49
+// instead of 0.56 s). A thousand times: the warm-up recall below takes 90-97 instead of 180-215
+// ms on the Node docs store, and the functions a long run keeps hot still tier up: after about
+// 1,200 memloom_fuse calls in one process a recall's p50 is 7% above ten times the budget's
+// (9.7-10.0 against 9.0-9.1 ms), about 1% of a warm CLI call's wall time.
+setFlagsFromString('--wasm-tiering-budget=1800000000');
 const init = JSON.parse(process.argv[2] ?? '{}');
+if (init.after) {
+  // Spawned by a CLI that runs the store's first command itself: the store is that CLI's until
+  // it exits, and this process's to open only if the CLI then handed it the spawn lock (after
+  // a failure or a crash it did not: nothing starts). Polled often: the wait is on the path of
+  // a command that comes right after the first.
+  while (alive(init.after)) await sleep(5);
+  let holder;
+  try {
+    holder = Number.parseInt(readFileSync(init.spawnLock, 'utf8'), 10);
+  } catch {}
+  if (holder !== process.pid) process.exit(0);
+}
 /** The outcome, "ready PID" or "fail WHY": on stdout for a CLI that waits (daemon start); a
  * CLI that handed its spawn lock over (warm.js, Handoff) left it to this process to release.
  * @param {string} s */

@@ -3,8 +3,8 @@
 // history) is sent to the store's warm socket, served by its warm process (warm-server.js) or
 // by the `memloom mcp` that holds the store (warm-socket.js), and prints what the process sends
 // back: the same output, without PGlite's start and the first query's planning (issue 19, item
-// 3). When nothing listens, the CLI runs the command itself and starts the warm process after
-// it (Handoff, below). Anything else, and every case where the warm process is disabled
+// 3). When nothing listens, the CLI runs the command itself and the warm process takes the store
+// after it (Handoff, below). Anything else, and every case where the warm process is disabled
 // (daemon.idleSeconds 0), cannot start, or went away, returns undefined and the CLI runs the
 // command itself (the cold path; lock-node.js guarantees it never opens a store a warm process
 // holds: entry-node.js asks that process to close the store first).
@@ -120,8 +120,9 @@ export async function tryWarm(argv) {
     for (let attempt = 0; attempt < 3; attempt++) {
       let r = await request(dir, req);
       if (r === null) {
-        // Nothing listens: this CLI runs the command itself and starts the warm process after
-        // it (a Handoff), unless another CLI is starting one, which this one then waits for.
+        // Nothing listens: this CLI runs the command itself and the warm process it spawns takes
+        // the store after it (a Handoff), unless another CLI is starting one, which this one
+        // then waits for.
         const spawnLock = join(dir, SPAWN_FILE);
         const lock = takeSpawnLock(spawnLock);
         if (lock === 'taken') return handoff(dir, w, spawnLock);
@@ -158,16 +159,20 @@ export async function tryWarm(argv) {
 
 /**
  * @typedef {{ after: (code: number) => void }} Handoff
- * The first warm command on a store nothing serves runs cold, in the CLI, and only then starts
- * the warm process, for the commands that follow. Waiting for the warm process first made that
- * command cost a cold one and more (1.0 s against 0.58 s on the Node docs store): the warm
- * process's start, then the command in a backend that had planned nothing yet. An agent whose
- * calls come further apart than daemon.idleSeconds paid that on every call.
+ * The first warm command on a store nothing serves runs cold, in the CLI, and the warm process
+ * takes the store only after it, for the commands that follow. Waiting for the warm process first
+ * made that command cost a cold one and more (1.0 s against 0.58 s on the Node docs store): the
+ * warm process's start, then the command in a backend that had planned nothing yet. An agent
+ * whose calls come further apart than daemon.idleSeconds paid that on every call.
  *
- * This CLI holds the spawn lock while its command runs, so a CLI that comes meanwhile waits
- * (waitSpawnLock) instead of racing it for the store. `after(code)`: on success, the warm
- * process is spawned detached and the lock passes to it (its pid written in place; it removes
- * the lock once it listens or gives up); on failure the lock is released and nothing starts.
+ * The warm process is spawned as the command starts (detached; `after`: this CLI's pid), so that
+ * its Node start and module loading (about 0.2 s) run beside the command on another core; it
+ * opens the store once this CLI has exited, and only if the spawn lock then names it. This CLI
+ * holds the spawn lock while its command runs, so a CLI that comes meanwhile waits
+ * (waitSpawnLock) instead of racing it for the store. `after(code)`: on success the lock passes
+ * to the warm process (its pid written in place; it removes the lock once it listens or gives
+ * up); on failure the warm process is killed and the lock released, so nothing starts. A CLI
+ * killed before `after` leaves the lock naming itself (or no lock): the warm process exits.
  * @param {string} dir
  * @param {{ namespace?: string, embedder?: string }} g
  * @param {string} spawnLock
@@ -176,20 +181,32 @@ export async function tryWarm(argv) {
 function handoff(dir, g, spawnLock) {
   const release = () => releaseSpawnLock(spawnLock);
   process.on('exit', release);
+  /** @type {import('node:child_process').ChildProcess | undefined} */
+  let child;
+  try {
+    const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder, spawnLock, after: process.pid });
+    child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: 'ignore', env: process.env });
+    child.on('error', () => {});
+    child.unref();
+  } catch {}
+  const stop = () => {
+    try {
+      child?.kill('SIGKILL'); // it has opened nothing: it waits for this process to exit
+    } catch {}
+  };
   return {
     after(code) {
       process.off('exit', release);
-      if (code !== 0) return release();
+      if (code !== 0 || !child?.pid) {
+        stop();
+        return release();
+      }
       try {
-        const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder, spawnLock });
-        const child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: 'ignore', env: process.env });
-        child.on('error', () => {});
-        child.unref();
-        if (!child.pid) return release();
         const mine = `${spawnLock}.${process.pid}`;
         writeFileSync(mine, `${child.pid}\n`, { mode: 0o644 });
         renameSync(mine, spawnLock);
       } catch {
+        stop();
         release();
       }
     },

@@ -9,7 +9,7 @@ export default {
   name: 'daemon',
   summary: 'the warm process that keeps an embedded store open between commands: status, start, stop',
   description:
-    'On an embedded store, recall, remember, forget, stats and history run in a warm process that keeps the store open (started as the first such command ends, which runs on its own, detached; it listens on a Unix socket in the store directory, never on the network) ' +
+    'On an embedded store, recall, remember, forget, stats and history run in a warm process that keeps the store open (taking it after the first such command, which runs on its own; detached; it listens on a Unix socket in the store directory, never on the network) ' +
     'and exits by itself after daemon.idleSeconds without a command (300; MEMLOOM_DAEMON_IDLE, or "daemon": {"idleSeconds": N} in memloom.config.json; 0: no warm process). ' +
     'Any other process that opens the store (another command, openStore, memloom mcp) makes it close the store first. ' +
     'While `memloom mcp` runs on the store, it serves these commands itself (status shows it; stop refuses: it runs until its MCP client disconnects). ' +
