@@ -8,7 +8,7 @@
 //
 // scripts/bench-ingest.sh (`make bench-ingest`) prepares the baseline package from git and a
 // throwaway server and runs this. Corpora: the Node docs (../shared/eval/nodejs-docs/corpus;
-// said plainly when absent) and N small files generated here in a temporary directory (never
+// said plainly when absent) and N small files (--small 0: none) generated here in a temporary directory (never
 // committed): paragraphs of the Node docs, or synthetic text without them, 3 to 8 per file,
 // ingested as a folder and again as documents {root, source, file} (the preview's shape).
 //
@@ -56,7 +56,9 @@ const corpora = [];
 const haveDocs = existsSync(opt.corpus);
 if (haveDocs) corpora.push({ name: 'Node docs', dir: opt.corpus });
 else console.log(`Node docs: not there (${opt.corpus}); only the generated small-file corpus runs`);
-{
+const small = Number(opt.small);
+if (!Number.isInteger(small) || small < 0) throw new Error(`--small takes a number of files (0: none), not ${opt.small}`);
+if (small > 0) {
   const paras = [];
   if (haveDocs) {
     for (const f of readdirSync(opt.corpus).sort()) {
@@ -73,7 +75,7 @@ else console.log(`Node docs: not there (${opt.corpus}); only the generated small
     for (let i = 0; i < 20000; i++) paras.push(Array.from({ length: 40 }, () => words[Math.floor(words.length * rnd() ** 3)]).join(' '));
   }
   const dir = join(work, 'small');
-  const n = Number(opt.small);
+  const n = small;
   let k = 0;
   for (let i = 0; i < n; i++) {
     const sub = join(dir, `d${i % 50}`);
@@ -87,6 +89,7 @@ else console.log(`Node docs: not there (${opt.corpus}); only the generated small
   // and the API's shape (each file read when its turn comes, as a picked File is).
   corpora.push({ name: `${n} small files as documents`, dir, documents: true });
 }
+if (corpora.length === 0) throw new Error(`nothing to ingest: no Node docs at ${opt.corpus} and --small 0`);
 // Each corpus's files once, in path order: its size, and the documents of the documents form.
 for (const c of corpora) {
   c.paths = [];
@@ -270,7 +273,8 @@ async function probe(store, backend) {
 // process ran at half speed for seconds.
 for (const p of packages) {
   const warm = await p.api.openStore({});
-  await warm.ingest([join(corpora.at(-1).dir, 'd0')]);
+  // A folder of the small files, or without them (--small 0) the first corpus's first file.
+  await warm.ingest([small > 0 ? join(corpora.at(-1).dir, 'd0') : corpora[0].paths[0].path]);
   await warm.close();
 }
 
