@@ -8,7 +8,7 @@ import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -21,6 +21,8 @@ import { Context } from '../src/cli/context.js';
 const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
 const WARM = { MEMLOOM_DAEMON_IDLE: '30' };
 const COLD = { MEMLOOM_DAEMON_IDLE: '0' };
+/** taskset (util-linux), to run a CLI on one CPU; null where there is none. */
+const TASKSET = ['/usr/bin/taskset', '/bin/taskset'].find((p) => existsSync(p)) ?? null;
 
 /** Pids of warm-server.js processes serving a store under `root` (from /proc). */
 function warmPids(root = tmp) {
@@ -245,7 +247,7 @@ test('the first command on a store nothing serves runs in the CLI, then its warm
   assert.equal(status(dir).running, false);
 });
 
-test('the warm process spawned with a first command waits for that CLI, and starts nothing when it is killed', async () => {
+test('the warm process spawned with a first command waits for that CLI, and starts nothing when it is killed', { skip: availableParallelism() < 2 && 'one CPU: the warm process is spawned as the command ends' }, async () => {
   const dir = newStore('killed');
   const env = { ...process.env, XDG_CONFIG_HOME: emptyXdg, ...WARM };
   delete env.DATABASE_URL;
@@ -268,6 +270,29 @@ test('the warm process spawned with a first command waits for that CLI, and star
   const r = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: COLD });
   assert.equal(r.status, 0, r.stderr);
   assert.equal(JSON.parse(r.stdout).results[0].key, 'deploy-freeze');
+});
+
+test('on one CPU the warm process is spawned as the first command ends, and serves the next one', { skip: !TASKSET && 'no taskset' }, async () => {
+  const dir = newStore('one-cpu');
+  const env = { ...process.env, XDG_CONFIG_HOME: emptyXdg, ...WARM };
+  delete env.DATABASE_URL;
+  delete env.MEMLOOM_EMBED_URL;
+  const cli = spawn(TASKSET, ['-c', '0', process.execPath, bin, 'recall', 'deploys freeze', '--store', dir, '--json'], { env });
+  let stdout = '';
+  cli.stdout.on('data', (d) => (stdout += d));
+  const done = new Promise((r) => cli.on('close', (code) => r(code)));
+  // While its command runs (it holds the store), no warm process exists yet.
+  const t0 = Date.now();
+  while (lockHolder(dir) !== cli.pid) {
+    assert.ok(Date.now() - t0 < 10000, 'the CLI opens the store');
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  assert.deepEqual(warmPids(join(tmp, 'one-cpu')), [], 'no warm process while its command runs');
+  assert.equal(await done, 0);
+  assert.equal(JSON.parse(stdout).results[0].key, 'deploy-freeze');
+  const r = runCli(['recall', 'deploys freeze', '--store', dir, '--json'], { env: WARM });
+  assert.deepEqual(JSON.parse(r.stdout).results, JSON.parse(stdout).results);
+  assert.equal(status(dir).requests, 1, 'the next command ran in the warm process');
 });
 
 test('the warm process exits after its idle timeout and releases the store', async () => {

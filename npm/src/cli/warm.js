@@ -11,6 +11,7 @@
 // Node builtins only, so that this path stays cheap.
 import { spawn } from 'node:child_process';
 import { existsSync, linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
@@ -166,8 +167,9 @@ export async function tryWarm(argv) {
  * whose calls come further apart than daemon.idleSeconds paid that on every call.
  *
  * The warm process is spawned as the command starts (detached; `after`: this CLI's pid), so that
- * its Node start and module loading (about 0.2 s) run beside the command on another core; it
- * opens the store once this CLI has exited, and only if the spawn lock then names it. This CLI
+ * its Node start and module loading (about 0.2 s) run beside the command on another core (on a
+ * machine with one, as the command ends); it opens the store once this CLI has exited, and only
+ * if the spawn lock then names it. This CLI
  * holds the spawn lock while its command runs, so a CLI that comes meanwhile waits
  * (waitSpawnLock) instead of racing it for the store. `after(code)`: on success the lock passes
  * to the warm process (its pid written in place; it removes the lock once it listens or gives
@@ -183,20 +185,26 @@ function handoff(dir, g, spawnLock) {
   process.on('exit', release);
   /** @type {import('node:child_process').ChildProcess | undefined} */
   let child;
-  try {
-    const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder, spawnLock, after: process.pid });
-    child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: 'ignore', env: process.env });
-    child.on('error', () => {});
-    child.unref();
-  } catch {}
+  const start = () => {
+    try {
+      const init = JSON.stringify({ dir, namespace: g.namespace, embedder: g.embedder, spawnLock, after: process.pid });
+      child = spawn(process.execPath, [SERVER, init], { detached: true, stdio: 'ignore', env: process.env });
+      child.on('error', () => {});
+      child.unref();
+    } catch {}
+  };
   const stop = () => {
     try {
       child?.kill('SIGKILL'); // it has opened nothing: it waits for this process to exit
     } catch {}
   };
+  // On one CPU the warm process's start would take its time from the command's.
+  const early = availableParallelism() > 1;
+  if (early) start();
   return {
     after(code) {
       process.off('exit', release);
+      if (code === 0 && !early) start();
       if (code !== 0 || !child?.pid) {
         stop();
         return release();
