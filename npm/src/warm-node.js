@@ -117,15 +117,16 @@ export async function waitSpawnLock(path) {
 }
 
 /**
- * Waits until process `pid` has exited (true) or `ms` passed (false).
+ * Waits until process `pid` has exited (true) or `ms` passed (false), looking every `everyMs`.
  * @param {number} pid
  * @param {number} ms
+ * @param {number} [everyMs]
  */
-export async function waitExit(pid, ms) {
+export async function waitExit(pid, ms, everyMs = 15) {
   const until = Date.now() + ms;
   while (alive(pid)) {
     if (Date.now() > until) return false;
-    await sleep(15);
+    await sleep(everyMs);
   }
   return true;
 }

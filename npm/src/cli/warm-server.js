@@ -13,8 +13,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
-import { alive } from '../lock-node.js';
-import { releaseSpawnLock, sleep, socketPath } from '../warm-node.js';
+import { releaseSpawnLock, sleep, socketPath, waitExit } from '../warm-node.js';
 import { Context } from './context.js';
 import { fingerprint, serveWarmSocket } from './warm-socket.js';
 
@@ -34,7 +33,7 @@ if (init.after) {
   // it exits, and this process's to open only if the CLI then handed it the spawn lock (after
   // a failure or a crash it did not: nothing starts). Polled often: the wait is on the path of
   // a command that comes right after the first.
-  while (alive(init.after)) await sleep(5);
+  await waitExit(init.after, Infinity, 5);
   let holder;
   try {
     holder = Number.parseInt(readFileSync(init.spawnLock, 'utf8'), 10);

@@ -169,9 +169,8 @@ export async function tryWarm(argv) {
  * The warm process is spawned as the command starts (detached; `after`: this CLI's pid), so that
  * its Node start and module loading (about 0.2 s) run beside the command on another core (on a
  * machine with one, as the command ends); it opens the store once this CLI has exited, and only
- * if the spawn lock then names it. This CLI
- * holds the spawn lock while its command runs, so a CLI that comes meanwhile waits
- * (waitSpawnLock) instead of racing it for the store. `after(code)`: on success the lock passes
+ * if the spawn lock then names it. This CLI holds the spawn lock while its command runs, so a
+ * CLI that comes meanwhile waits (waitSpawnLock) instead of racing it for the store. `after(code)`: on success the lock passes
  * to the warm process (its pid written in place; it removes the lock once it listens or gives
  * up); on failure the warm process is killed and the lock released, so nothing starts. A CLI
  * killed before `after` leaves the lock naming itself (or no lock): the warm process exits.
