@@ -1,7 +1,8 @@
 // The embedded store's HNSW build (store/maintenance.js): it says it is starting (a long import
 // goes quiet for a minute per 100k rows while it runs), gives the build its own memory for the
 // one transaction only, and leaves recall as it was (the exact scan and the index agree on a
-// small store).
+// small store). Below the threshold the exact search reads the one-list IVFFlat index
+// memloom_items_exact (sql/0040), with the results of a sequential scan.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { openStore } from '../src/entry-node.js';
@@ -70,6 +71,48 @@ test('an embedded store indexed before schema 33 (every version) rebuilds its in
     const { rows: [{ def }] } = await store.db.query(`SELECT pg_get_indexdef('memloom_items_embedding'::regclass) AS def`);
     assert.match(def, /WHERE \(status = 'active'::text\)/);
     for (const [i, q] of queries.entries()) assert.deepEqual(ids(await store.recall(q)), before[i], q);
+  } finally {
+    await store.close();
+  }
+});
+
+test('below the HNSW threshold the vector arm reads memloom_items_exact and ranks as a sequential scan does', async () => {
+  const store = await openStore({});
+  try {
+    // 700 memories, 120 distinct texts: many items share a vector, so ties cross every cut.
+    const words = ['deploy', 'friday', 'orders', 'api', 'port', 'worker', 'retry', 'queue', 'timeout', 'heap', 'limit', 'node', 'cache', 'token', 'shard'];
+    const records = [];
+    for (let i = 0; i < 700; i++) {
+      const w = (/** @type {number} */ k) => words[(i * (k + 3) + k * k) % words.length];
+      records.push({ text: `${w(0)} ${w(1)} ${w(2)} note ${i % 40}` });
+    }
+    await store.rememberMany(records);
+    const exact = async () => (await store.db.query(`SELECT to_regclass('memloom_items_exact') IS NOT NULL AS x`)).rows[0].x;
+    assert.equal(await exact(), true, 'a new embedded store has the exact search index');
+    const scans = async () => {
+      await store.db.query('SELECT pg_stat_force_next_flush()');
+      await store.db.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await store.db.query(`SELECT idx_scan FROM pg_stat_user_indexes WHERE indexrelname = 'memloom_items_exact'`);
+      return Number(rows[0].idx_scan);
+    };
+    const asked = ['deploy friday', 'orders api port', 'worker retry queue timeout', 'note 7', 'heap limit node cache'];
+    const run = async () => {
+      const out = [];
+      for (const q of asked) {
+        for (const limit of [1, 5, 10, 37]) out.push((await store.recall(q, { limit })).results.map((r) => [r.id, r.rrfScore, r.similarity]));
+      }
+      return out;
+    };
+    const before = await scans();
+    const throughIndex = await run();
+    assert.ok((await scans()) - before >= asked.length * 4, 'every recall read the index');
+    await store.db.query('DROP INDEX memloom_items_exact');
+    assert.deepEqual(await run(), throughIndex, 'the same ranked results, scores and similarities as a sequential scan');
+    // The HNSW build replaces it.
+    await store.db.query('SELECT memloom_ensure_exact_index()');
+    assert.equal(await exact(), true);
+    assert.equal(await store.maintainVectorIndex({ force: true }), true);
+    assert.equal(await exact(), false);
   } finally {
     await store.close();
   }

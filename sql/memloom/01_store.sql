@@ -20,7 +20,7 @@ CREATE TABLE memloom_meta (
     schema_version   integer NOT NULL,
     CHECK (num_nulls(embedder_name, embedder_version, embedder_dims) IN (0, 3))
 );
-INSERT INTO memloom_meta (schema_version) VALUES (39);
+INSERT INTO memloom_meta (schema_version) VALUES (40);
 
 -- Store initialisation: the embedder and its dimensions -------------------------------------
 -- The schema leaves the vector columns untyped (`vector`) and without HNSW indexes, so one
@@ -59,11 +59,47 @@ BEGIN
         CREATE INDEX memloom_entities_embedding ON memloom_entities USING hnsw (embedding vector_cosine_ops);
         built := true;
     END IF;
+    -- The exact search's index is for a store without HNSW (memloom_ensure_exact_index).
+    IF to_regclass('memloom_items_exact') IS NOT NULL THEN
+        DROP INDEX memloom_items_exact;
+    END IF;
     RETURN built;
 END
 $$;
 COMMENT ON FUNCTION memloom_ensure_vector_index() IS
-'builds the HNSW cosine indexes on memloom_items.embedding (its active rows) and memloom_entities.embedding when missing (the store must be initialised, at most 2000 dimensions); returns whether it built one';
+'builds the HNSW cosine indexes on memloom_items.embedding (its active rows) and memloom_entities.embedding when missing (the store must be initialised, at most 2000 dimensions) and drops the exact search''s index memloom_items_exact; returns whether it built one';
+
+-- The exact search without HNSW (the embedded store below 20,000 items) through an IVFFlat
+-- index of one list (sql/0040): every active vector sits in that list, so a scan of it computes
+-- every distance, as a sequential scan of the pool does, but reads the vectors alone: 638
+-- index pages for the Node docs' 4,377 rows instead of 1,213 heap pages of whole rows (each
+-- about 2 kB: the text, its tsvector and the vector), and fetches from the heap only the rows
+-- it returns. memloom_vector_arm reads it in distance order and stops once no further row can
+-- make its top (it decides ties by id itself). Not with HNSW (that index serves then) or past
+-- its 2000 dimensions (sequential scan).
+CREATE FUNCTION memloom_ensure_exact_index() RETURNS boolean
+LANGUAGE plpgsql VOLATILE
+-- pgvector notes "ivfflat index created with little data" when a table holds fewer rows than
+-- lists: about k-means' centres, which one list does not use.
+SET client_min_messages = 'warning'
+AS $$
+DECLARE
+    dims integer;
+BEGIN
+    SELECT m.embedder_dims INTO dims FROM memloom_meta m;
+    IF dims IS NULL OR dims > 2000 OR to_regclass('memloom_items_embedding') IS NOT NULL
+       OR to_regclass('memloom_items_exact') IS NOT NULL THEN
+        RETURN false;
+    END IF;
+    PERFORM pg_advisory_xact_lock(30792293106544493);  -- the migration lock: builders queue
+    IF to_regclass('memloom_items_exact') IS NOT NULL THEN RETURN false; END IF;
+    CREATE INDEX memloom_items_exact ON memloom_items USING ivfflat (embedding vector_cosine_ops) WITH (lists = 1)
+        WHERE status = 'active';
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION memloom_ensure_exact_index() IS
+'builds memloom_items_exact, a one-list IVFFlat cosine index of the active rows through which memloom_vector_arm searches exactly, when the store is initialised (at most 2000 dimensions), has no HNSW index and no such index yet; returns whether it built it';
 
 -- A bulk write into an empty table builds its HNSW index once at the end instead of inserting
 -- every row into it (pgvector's advice: create the index after loading the initial data). On
@@ -184,11 +220,13 @@ BEGIN
     END IF;
     IF vector_index THEN
         PERFORM memloom_ensure_vector_index();
+    ELSE
+        PERFORM memloom_ensure_exact_index();
     END IF;
 END
 $$;
 COMMENT ON FUNCTION memloom_init_store(text, integer, integer, boolean) IS
-'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), drops the entities'' non-zero-dimension index memloom_entities_support for any embedder but hash (dense vectors: it would select every entity) and keeps it without planner statistics for hash, and with vector_index builds the HNSW indexes (dims <= 2000); idempotent';
+'records the store''s embedder (refusing a different one), makes memloom_items.embedding and memloom_entities.embedding vector(dims) while they hold no other dimensions, stored in the row (memloom_vector_storage, sql/0014), drops the entities'' non-zero-dimension index memloom_entities_support for any embedder but hash (dense vectors: it would select every entity) and keeps it without planner statistics for hash, and with vector_index builds the HNSW indexes (dims <= 2000), without it the exact search''s index (memloom_ensure_exact_index); idempotent';
 
 -- Embedder checks ----------------------------------------------------------------------------
 CREATE FUNCTION memloom_check_embedder(name text, version integer, dims integer) RETURNS void

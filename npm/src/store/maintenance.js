@@ -7,9 +7,10 @@
  * this many active items, then builds the HNSW indexes (45-60 s for 20k rows in single-threaded
  * wasm, and every later insert pays to maintain it: HNSW from the first row made the Node docs'
  * ingest 3.4x slower and the vector arm's top 10 only 89% of the exact one, docs/BENCHMARKS.md
- * "Embedded recall"). The exact scan reads the vectors from the heap rows (sql/0014: storage
- * PLAIN, no TOAST fetch per row). A server store builds the indexes at init (memloom_init_store),
- * and again after the first bulk write into it (withVectorIndexDeferred).
+ * "Embedded recall"). The exact search reads the vectors through a one-list IVFFlat index
+ * (memloom_items_exact, sql/0040: every distance from the vectors alone, not the whole rows),
+ * which the HNSW build replaces. A server store builds the indexes at init
+ * (memloom_init_store), and again after the first bulk write into it (withVectorIndexDeferred).
  */
 export const EMBEDDED_HNSW_THRESHOLD = 20_000;
 /**
