@@ -190,18 +190,18 @@ test('entity arm: similarity, strength and rarity rank items; vague queries get 
 
 /** memloom_entity_arm's rows for vector literal v: as it runs, and as the full scan of every entity. */
 async function entityArmBothWays(store, v) {
-  // sql/0019, 0030, 0039: without the HNSW index the arm reads only the entities that can reach
-  // the gate (memloom_entities_support: pairs of non-zero positions, memloom_gate_pairs). The
-  // full scan it replaces still runs when the store has an index named
-  // memloom_entities_embedding (a server store's HNSW index): one created inside a rolled-back
-  // transaction gives the reference, same store, same query.
+  // sql/0019, 0030, 0039, 0041: without the HNSW index the arm reads only the entities that can
+  // reach the gate (memloom_entities_support: pairs of non-zero positions, memloom_gate_pairs).
+  // Without that index (a store of dense vectors) it scans every entity, ties by id as well:
+  // dropped inside a rolled-back transaction, it gives the reference, same store, same query
+  // (a dense store has none: there both are that scan).
   const arm = `SELECT id, score FROM memloom_entity_arm($1::vector, 'default', 10, 0.6, NULL)`;
   const { rows: fast } = await store.db.query(arm, [v]);
   let full;
   const rollback = new Error('rollback');
   await store.db
     .transaction(async (tx) => {
-      await tx.query('CREATE INDEX memloom_entities_embedding ON memloom_entities (id)');
+      await tx.query('DROP INDEX IF EXISTS memloom_entities_support');
       ({ rows: full } = await tx.query(arm, [v]));
       throw rollback;
     })
@@ -280,11 +280,12 @@ test('a dense store (static-v2) has no non-zero-dimension index: its entity arm 
   }
 });
 
-test('entity arm without the HNSW index: entities tied at the 10th place are the full scan\'s', async () => {
+test('entity arm without the HNSW index: of the entities tied at the 10th place, those with the smallest ids', async () => {
   // 12 entities tied at similarity 0.95 (anchored: within 0.10 of the nearest, 1.0), read after
-  // entities that share no dimension with the query: which tied ones a top-10 sort keeps depends
-  // on what it read before them, so the arm must fall back to the full scan (without that
-  // fallback this test fails: another tied entity's item replaces one of the full scan's).
+  // entities that share no dimension with the query: which tied ones a top-10 sort by distance
+  // alone keeps depends on what it read before them. The arm orders by (distance, id), on the
+  // entities that can pass the gate as on all of them (sql/0041): the exact entity and the
+  // first nine tied ones, whatever the scan read first.
   const store = await openStore({});
   try {
     const vec = (pairs) => {
@@ -306,9 +307,15 @@ test('entity arm without the HNSW index: entities tied at the 10th place are the
       const { rows } = await store.db.query(`INSERT INTO memloom_entities (namespace, name, kind, embedding) VALUES ('default', $1, 'name', $2::vector) RETURNING id`, [name, v]);
       await store.db.query('INSERT INTO memloom_mentions (entity_id, item_id, strength) VALUES ($1, $2, 1.0)', [rows[0].id, items[i].id]);
     }
+    // Tie 0 to tie 4 move to the end of the heap (an update writes a new row version there): a
+    // scan now reads tie 5 to tie 11 first, and a sort by distance alone keeps those.
+    await store.db.query(`UPDATE memloom_entities SET kind = kind WHERE name IN ('tie 0', 'tie 1', 'tie 2', 'tie 3', 'tie 4')`);
     const { fast, full } = await entityArmBothWays(store, q);
     assert.equal(full.length, 10);
     assert.deepEqual(fast, full);
+    // Entity i mentions item i: the exact one (the last) and tie 0 to tie 8.
+    const want = [22, ...Array.from({ length: 9 }, (_, k) => 10 + k)].map((i) => Number(items[i].id)).sort((a, b) => a - b);
+    assert.deepEqual(fast.map((r) => Number(r.id)).sort((a, b) => a - b), want);
   } finally {
     await store.close();
   }

@@ -30,10 +30,10 @@
 -- entities sharing one of them (sql/0030: 1,302 -> 503 entities per query on the Node docs, 12
 -- of a hash-v1 query's 35 dimensions), and since sql/0039 only those sharing a pair of positions
 -- with it (below: 648 -> 159). Same distances (pgvector's
--- <=> on the same vectors); which of several entities tied at the lim-th distance a top-lim sort
--- keeps depends on the order it reads them in, so when such a tie passes the gate the arm runs
--- the full scan as before: the anchored entities are always the full scan's. With the HNSW
--- index (a server store) the nearest entities come from the index.
+-- <=> on the same vectors), and both exact searches take the nearest by (distance, id)
+-- (sql/0041), so of several entities tied at the lim-th distance they keep the same ones, those
+-- with the smallest ids, whatever order they read them in: the anchored entities are always the
+-- full scan's. With the HNSW index (a server store) the nearest entities come from the index.
 --
 -- The nearest entities are found first, in a statement of their own, and when the nearest
 -- fails the gate (so every one does) the arm returns no rows without planning the mentions'
@@ -190,26 +190,32 @@ BEGIN
     END IF;
     IF gate > 0 AND to_regclass('memloom_entities_embedding') IS NULL
        AND to_regclass('memloom_entities_support') IS NOT NULL THEN
-        -- Exact search without the HNSW index: the lim + 1 nearest of the entities that can pass
-        -- the gate (memloom_entities_support, memloom_gate_pairs). A tie across the lim-th
-        -- place that passes the gate would make the choice depend on the scan order: then the
-        -- full scan below decides.
+        -- Exact search without the HNSW index: the lim nearest by (distance, id) of the entities
+        -- that can pass the gate (memloom_entities_support, memloom_gate_pairs). Every entity
+        -- that passes is among them, and by (distance, id) all that pass come before any that
+        -- fails, so those that pass among the first lim are a scan of every entity's (sql/0041:
+        -- before, a tie across the lim-th place sent the search to that scan, 10 of the Node
+        -- docs' 90 queries, to let its scan order choose).
         q_support := memloom_gate_pairs(q, gate);
-        SELECT array_agg(n.id ORDER BY n.distance), array_agg(n.distance ORDER BY n.distance)
+        SELECT array_agg(n.id ORDER BY n.distance, n.id), array_agg(n.distance ORDER BY n.distance, n.id)
           INTO near_ids, near_dist
         FROM (SELECT en.id, en.embedding <=> q AS distance
               FROM memloom_entities en
               WHERE en.namespace = ns AND memloom_vector_pairs(en.embedding) && q_support
-              ORDER BY en.embedding <=> q
-              LIMIT lim + 1) n;
-        IF cardinality(near_ids) > lim AND near_dist[lim + 1] = near_dist[lim] AND 1 - near_dist[lim] >= gate THEN
-            q_support := NULL;
-        END IF;
-    END IF;
-    IF q_support IS NULL THEN
-        -- Nearest entities first (HNSW, else an exact scan of every entity), then the gate: a
-        -- distance filter inside the index scan would make the iterative scan walk the whole
-        -- graph when nothing passes.
+              ORDER BY en.embedding <=> q, en.id
+              LIMIT lim) n;
+    ELSIF to_regclass('memloom_entities_embedding') IS NULL THEN
+        -- Exact search of every entity (dense vectors: no support index), ties by id as above.
+        SELECT array_agg(n.id ORDER BY n.distance, n.id), array_agg(n.distance ORDER BY n.distance, n.id)
+          INTO near_ids, near_dist
+        FROM (SELECT en.id, en.embedding <=> q AS distance
+              FROM memloom_entities en
+              WHERE en.namespace = ns
+              ORDER BY en.embedding <=> q, en.id
+              LIMIT lim) n;
+    ELSE
+        -- Nearest entities first through HNSW, then the gate: a distance filter inside the index
+        -- scan would make the iterative scan walk the whole graph when nothing passes.
         SELECT array_agg(n.id ORDER BY n.distance), array_agg(n.distance ORDER BY n.distance)
           INTO near_ids, near_dist
         FROM (SELECT en.id, en.embedding <=> q AS distance
@@ -256,5 +262,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION memloom_entity_arm(vector, text, integer, double precision, text[], timestamptz, timestamptz, timestamptz) IS
-'the entity arm: the entities of the namespace nearest q with cosine similarity >= gate and within 0.10 of the nearest, then, per entity, its strongest mentions by the items a recall sees (memloom_visible: active, or valid at as_of; event time between since and until; at most greatest(2 lim, 20)), ranked by the sum of ((sim - gate) / (1 - gate))^2 x mention strength x ln(1 + N / df) (df from memloom_entity_stats, the current statistics also for an as_of in the past); no entity above the gate, no rows';
+'the entity arm: the entities of the namespace nearest q (without HNSW exactly, ties by id) with cosine similarity >= gate and within 0.10 of the nearest, then, per entity, its strongest mentions by the items a recall sees (memloom_visible: active, or valid at as_of; event time between since and until; at most greatest(2 lim, 20)), ranked by the sum of ((sim - gate) / (1 - gate))^2 x mention strength x ln(1 + N / df) (df from memloom_entity_stats, the current statistics also for an as_of in the past); no entity above the gate, no rows';
 
