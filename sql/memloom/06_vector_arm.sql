@@ -40,6 +40,10 @@ BEGIN
     -- Planned per call, so with as_of, since and until NULL the time filter folds to
     -- status = 'active' (memloom_visible, 03_pool.sql).
     IF to_regclass('memloom_items_embedding') IS NULL THEN
+        -- The index path's statements keep one generic plan per session: they name no time
+        -- filter to fold, and planning them per call cost the arm about 0.3 ms of 2.8 (sql/0042).
+        -- The function's SET clause restores plan_cache_mode when it returns.
+        PERFORM set_config('plan_cache_mode', 'force_generic_plan', true);
         -- Exact: the lim nearest by (distance, id), ties never by scan order. Through the
         -- one-list IVFFlat index when the store has it (memloom_ensure_exact_index, 01_store.sql):
         -- it computes every active row's distance from the vectors alone and the heap is read
@@ -89,6 +93,7 @@ BEGIN
             -- Fewer than lim: the namespace has fewer rows than that, or rows whose vector is
             -- zero (the index does not hold them): the sequential scan below finds them all.
         END IF;
+        PERFORM set_config('plan_cache_mode', 'force_custom_plan', true);
         RETURN QUERY
         SELECT m.id, m.embedding <=> q AS distance
         FROM memloom_items m

@@ -144,7 +144,8 @@ async fn each_arm_uses_its_index() {
     db.drop_db().await;
 }
 
-/// A small pool's keyword and entity arms keep one generic plan per session (sql/0031): the same
+/// A small pool's keyword and entity arms keep one generic plan per session (sql/0031), and the
+/// vector arm's walk of the one-list IVFFlat index on any pool (sql/0042): the same
 /// rows and scores as the per-call plans a large pool gets. Keyword: capped tiers (common words,
 /// the first scan_cap matches), an identifier, rarer words, with and without boost ids; entity:
 /// queries naming an entity (the gate passes, the mentions' statement runs) and naming none; at
@@ -252,6 +253,22 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
                         .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
                         .collect(),
                 ));
+                let r = client
+                    .query(
+                        "SELECT id, distance FROM memloom_vector_arm($1::real[]::vector, 'ns', $2, NULL)",
+                        &[&embed(q), &lim],
+                    )
+                    .await
+                    .unwrap();
+                rows.push((
+                    "vector",
+                    q,
+                    lim,
+                    false,
+                    r.iter()
+                        .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
+                        .collect(),
+                ));
             }
         }
         let notices: Vec<String> = notices.try_iter().collect();
@@ -267,7 +284,15 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
         // The statistics reads: the namespace's (both arms) and the query terms' (keyword).
         let mut stats = plans("memloom_namespace_stats s");
         stats.extend(plans("memloom_term_stats st"));
-        (rows, plans("m.tsv @@ tier"), plans("WITH near AS"), stats)
+        // The vector arm's walk of the one-list IVFFlat index (no HNSW here: sql/0040).
+        let walks = plans("Index Scan using memloom_items_exact");
+        (
+            rows,
+            plans("m.tsv @@ tier"),
+            plans("WITH near AS"),
+            stats,
+            walks,
+        )
     };
     // Large (the planner's count says so; autovacuum off, so that it stays so): every statement
     // planned for its values.
@@ -279,20 +304,23 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
         )
         .await
         .unwrap();
-    let (custom, custom_kw, custom_en, custom_stats) = run().await;
+    let (custom, custom_kw, custom_en, custom_stats, custom_walks) = run().await;
     // Small (its real count): one generic plan per statement for the session.
     db.client
         .batch_execute("ANALYZE memloom_items;")
         .await
         .unwrap();
-    let (generic, generic_kw, generic_en, generic_stats) = run().await;
+    let (generic, generic_kw, generic_en, generic_stats, generic_walks) = run().await;
     let voted = |arm: &str| {
         custom
             .iter()
             .filter(|r| r.0 == arm && !r.4.is_empty())
             .count()
     };
-    assert!(voted("keyword") >= 30 && voted("entity") >= 6, "{custom:?}");
+    assert!(
+        voted("keyword") >= 30 && voted("entity") >= 6 && voted("vector") == 24,
+        "{custom:?}"
+    );
     assert!(
         custom.iter().any(|r| r.4.len() == 50),
         "no call filled a limit of 50"
@@ -335,6 +363,19 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
             "{pass} pass: {} of {} statistics reads have a generic plan",
             with_params(stats, "(namespace = $"),
             stats.len()
+        );
+    }
+    // The vector arm's index walk names no time filter to fold: one generic plan per session
+    // on any pool (sql/0042), the query vector a parameter in both passes.
+    for (pass, walks) in [("per-call", &custom_walks), ("small-pool", &generic_walks)] {
+        assert!(
+            walks.len() >= 24 && with_params(walks, "<=> $") == walks.len(),
+            "{pass} pass: {} of {} index walks have a generic plan; the first:\n{:?}",
+            with_params(walks, "<=> $"),
+            walks.len(),
+            walks
+                .first()
+                .map(|p| p.chars().take(3000).collect::<String>())
         );
     }
     db.drop_db().await;
