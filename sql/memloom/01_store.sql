@@ -71,7 +71,7 @@ COMMENT ON FUNCTION memloom_ensure_vector_index() IS
 
 -- The exact search without HNSW (the embedded store below 20,000 items) through an IVFFlat
 -- index of one list (sql/0040): every active vector sits in that list, so a scan of it computes
--- every distance, as a sequential scan of the pool does, but reads the vectors alone: 638
+-- every distance, as a sequential scan of the pool does, but reads the vectors alone: 628
 -- index pages for the Node docs' 4,377 rows instead of 1,213 heap pages of whole rows (each
 -- about 2 kB: the text, its tsvector and the vector), and fetches from the heap only the rows
 -- it returns. memloom_vector_arm reads it in distance order and stops once no further row can

@@ -47,7 +47,7 @@ BEGIN
         -- Exact: the lim nearest by (distance, id), ties never by scan order. Through the
         -- one-list IVFFlat index when the store has it (memloom_ensure_exact_index, 01_store.sql):
         -- it computes every active row's distance from the vectors alone and the heap is read
-        -- only for the rows taken here (the Node docs: 638 pages instead of 1,213, the vector arm
+        -- only for the rows taken here (the Node docs: 628 pages instead of 1,213, the vector arm
         -- 0.9x). It serves a recall of today's active rows (no as_of, since, until or kinds: the
         -- sequential scan filters those as cheaply) in a namespace holding at least 500 of them
         -- (below, the two ways cost the same) and half of the store's (else most of what the
