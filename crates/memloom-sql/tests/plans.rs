@@ -237,38 +237,28 @@ async fn a_small_pool_plans_once_and_ranks_the_same() {
                             .collect::<Vec<_>>(),
                     ));
                 }
-                let r = client
-                    .query(
+                // The two arms that take the query's vector: (id, score or distance) rows.
+                for (arm, sql) in [
+                    (
+                        "entity",
                         "SELECT id, score FROM memloom_entity_arm($1::real[]::vector, 'ns', $2, 0.6, NULL)",
-                        &[&embed(q), &lim],
-                    )
-                    .await
-                    .unwrap();
-                rows.push((
-                    "entity",
-                    q,
-                    lim,
-                    false,
-                    r.iter()
-                        .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
-                        .collect(),
-                ));
-                let r = client
-                    .query(
+                    ),
+                    (
+                        "vector",
                         "SELECT id, distance FROM memloom_vector_arm($1::real[]::vector, 'ns', $2, NULL)",
-                        &[&embed(q), &lim],
-                    )
-                    .await
-                    .unwrap();
-                rows.push((
-                    "vector",
-                    q,
-                    lim,
-                    false,
-                    r.iter()
-                        .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
-                        .collect(),
-                ));
+                    ),
+                ] {
+                    let r = client.query(sql, &[&embed(q), &lim]).await.unwrap();
+                    rows.push((
+                        arm,
+                        q,
+                        lim,
+                        false,
+                        r.iter()
+                            .map(|r| (r.get::<_, i64>(0), r.get::<_, f64>(1)))
+                            .collect(),
+                    ));
+                }
             }
         }
         let notices: Vec<String> = notices.try_iter().collect();
