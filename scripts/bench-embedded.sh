@@ -5,7 +5,7 @@
 #   1. in-process recall over the Node docs chunks at 1x and 10x: memloom next to Orama (hybrid,
 #      full text, vector) and MiniSearch, same chunks and vectors, interleaved (npm/bench/recall.js)
 #   2. the same recall in headless Chromium, memloom next to Orama hybrid and MiniSearch in one
-#      page (npm/bench/browser-recall.js)
+#      page, and where its milliseconds go there (npm/bench/browser-recall.js --breakdown)
 #   3. in-process remember at 1, 1k and 10k items (npm/bench/remember.js)
 #   4. CLI wall times of a cold process: init, remember, recall on a store of the Node docs;
 #      warm ones; a first call with no warm process, and the call right after it
@@ -47,7 +47,7 @@ if want 2 && [ $have_set = 1 ]; then
   if [ ! -x "${MEMLOOM_CHROMIUM:-/usr/bin/chromium}" ]; then
     echo "skipped: no Chromium at ${MEMLOOM_CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)"
   else
-    node "$ROOT/npm/bench/browser-recall.js" --set "$SET" --passes 3
+    node "$ROOT/npm/bench/browser-recall.js" --set "$SET" --passes 3 --breakdown
   fi
 fi
 

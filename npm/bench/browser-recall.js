@@ -3,17 +3,20 @@
 // page, over the same chunks and hash-v1 vectors, interleaved. Part of `make bench-embedded`
 // (issue 19). The page is served on 127.0.0.1 (an ephemeral port) for this run only.
 //
-//   node npm/bench/browser-recall.js [--set DIR] [--passes 3] [--pkg DIR]
+//   node npm/bench/browser-recall.js [--set DIR] [--passes 3] [--pkg DIR] [--breakdown]
 //
 // The page ingests the Node docs ({source, text} documents fetched from the local server) and
 // entity-indexes them as the preview does, then Orama and MiniSearch index memloom's own rows.
 // Timings are performance.now() inside the page; "paired ratio" = median over (query, pass) of
-// memloom's time / the other engine's. No set: says so and exits 0.
+// memloom's time / the other engine's. --breakdown: then, in the same page, where memloom's
+// milliseconds go (breakdown.js, the same steps as recall.js --breakdown prints in Node).
+// No set: says so and exits 0.
 import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { extname, join, normalize, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { breakdownTable, pct } from './breakdown.js';
 
 const here = new URL('.', import.meta.url).pathname;
 const { values: opt } = parseArgs({
@@ -21,6 +24,7 @@ const { values: opt } = parseArgs({
     pkg: { type: 'string', default: resolve(here, '..') },
     set: { type: 'string', default: resolve(here, '../../../shared/eval/nodejs-docs') },
     passes: { type: 'string', default: '3' },
+    breakdown: { type: 'boolean', default: false },
   },
 });
 // --pkg bundles another checkout's package (e.g. /work/main/npm) for a before/after pair; the
@@ -48,9 +52,10 @@ const esbuild = await import('esbuild');
 writeFileSync(
   join(tmp, 'app.js'),
   `import { init, openStore } from ${JSON.stringify(join(pkg, 'src/entry-browser.js'))};
+   import { breakdownParts, interleaved } from ${JSON.stringify(join(here, 'breakdown.js'))};
    import { create, insertMultiple, search } from '@orama/orama';
    import MiniSearch from 'minisearch';
-   window.runBench = async ({ passes, similarity }) => {
+   window.runBench = async ({ passes, similarity, breakdown }) => {
      await init(new URL('./memloom_wasm_bg.wasm', import.meta.url));
      const { docs, queries } = await (await fetch('./data.json')).json();
      const store = await openStore({});
@@ -70,17 +75,10 @@ writeFileSync(
        'orama hybrid': async (q) => (await search(orama, { mode: 'hybrid', term: q, vector: { value: await embed(q), property: 'embedding' }, similarity, limit: 10 })).hits.length,
        minisearch: async (q) => mini.search(q).slice(0, 10).length,
      };
-     const names = Object.keys(fns);
-     for (const q of queries) for (const n of names) await fns[n](q);
-     const times = Object.fromEntries(names.map((n) => [n, []]));
-     let turn = 0;
-     for (let p = 0; p < passes; p++) for (const q of queries) {
-       const order = names.map((_, i) => names[(i + turn) % names.length]);
-       turn++;
-       for (const n of order) { const t = performance.now(); await fns[n](q); times[n].push(performance.now() - t); }
-     }
+     const times = await interleaved(fns, queries, passes);
+     const steps = breakdown ? await interleaved(await breakdownParts(store, queries), queries, passes) : null;
      await store.close();
-     return { chunks: rows.length, ingestS, buildS, times };
+     return { chunks: rows.length, ingestS, buildS, times, steps };
    };`,
 );
 await esbuild.build({
@@ -118,11 +116,7 @@ try {
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   await page.waitForFunction(() => typeof window.runBench === 'function');
   const passes = Number(opt.passes);
-  const out = await page.evaluate((a) => window.runBench(a), { passes, similarity: 0.1 });
-  const pct = (xs, p) => {
-    const s = [...xs].sort((a, b) => a - b);
-    return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-  };
+  const out = await page.evaluate((a) => window.runBench(a), { passes, similarity: 0.1, breakdown: opt.breakdown });
   console.log(`browser recall bench (package ${pkg}): Chromium ${browser.version()}, ${out.chunks} chunks (in the page: ingest ${out.ingestS.toFixed(1)} s, then index ${(out.buildS - out.ingestS).toFixed(1)} s), ${queries.length} queries x ${passes} passes, interleaved`);
   console.log('\n| engine (Chromium) | p50 ms | p95 ms | paired ratio memloom / engine (median) |');
   console.log('| --- | ---: | ---: | ---: |');
@@ -131,6 +125,7 @@ try {
     const ratio = n === 'memloom' ? '1.00' : pct(ts.map((t, i) => mem[i] / Math.max(t, 0.01)), 50).toFixed(2);
     console.log(`| ${n} | ${pct(ts, 50).toFixed(2)} | ${pct(ts, 95).toFixed(2)} | ${ratio} |`);
   }
+  if (out.steps) console.log(`\nbreakdown, memloom in the same page after the engines (its steps interleaved with each other):\n\n${breakdownTable(out.steps)}`);
 } finally {
   await browser.close();
   server.close();

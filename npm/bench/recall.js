@@ -17,14 +17,14 @@
 // the query (memloom's recall does it; the Orama vector and hybrid calls are given the same
 // embedder's vector, embedded inside the timed call). The order of the engines rotates per query.
 // "paired ratio" = median over (query, pass) of memloom's time / the other engine's time.
-// --breakdown prints where a memloom recall's milliseconds go: the query embedding, a bare round
-// trip, memloom_fuse's fixed part, each arm's function alone (as memloom_fuse calls it), the
-// fusion with the rows' fetch, and memloom_fuse with one arm and with all three.
+// --breakdown prints where a memloom recall's milliseconds go (breakdown.js: the query embedding,
+// a bare round trip, memloom_fuse's fixed part, each arm alone, the fusion and the rows).
 // No set (../shared/eval/nodejs-docs absent): says so and exits 0.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
+import { breakdownParts, breakdownTable, interleaved, pct } from './breakdown.js';
 
 const here = new URL('.', import.meta.url).pathname;
 const { values: opt } = parseArgs({
@@ -50,10 +50,6 @@ const { default: MiniSearch } = await import('minisearch');
 
 const queries = readFileSync(join(opt.set, 'queries.jsonl'), 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l).query);
 const passes = Number(opt.passes);
-const pct = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
 const median = (xs) => pct(xs, 50);
 const f2 = (x) => x.toFixed(2);
 
@@ -148,72 +144,11 @@ function engines({ store, orama, mini, base }) {
   };
 }
 
-async function measure(fns) {
-  const names = Object.keys(fns);
-  // Warm-up: one untimed pass of every engine over every query (JIT, PGlite's wasm tiers).
-  for (const q of queries) for (const n of names) await fns[n](q);
-  const times = Object.fromEntries(names.map((n) => [n, []]));
-  let turn = 0;
-  for (let p = 0; p < passes; p++) {
-    for (const q of queries) {
-      const order = names.map((_, i) => names[(i + turn) % names.length]);
-      turn++;
-      for (const n of order) {
-        const t = performance.now();
-        await fns[n](q);
-        times[n].push(performance.now() - t);
-      }
-    }
-  }
-  return times;
-}
+/** Every function over every query, interleaved (breakdown.js). */
+const measure = (fns) => interleaved(fns, queries, passes);
 
 async function breakdown(store) {
-  // Each arm's function alone as memloom_fuse calls it (sql/memloom/08_fusion.sql), so the
-  // steps add up to the call: its fixed part (no arm), the three arms, the fusion and the rows.
-  const ns = store.namespace;
-  // The arms called directly run with memloom_fuse's pinned search_path, as inside the call: a
-  // plan cached under one search_path is made again under another, so calls alternating between
-  // the session's path and memloom_fuse's re-planned the arms every time (sql/0031's cached plans).
-  await store.db.query(
-    `SELECT set_config('search_path', substr(c, length('search_path=') + 1), false)
-     FROM pg_proc p, unnest(p.proconfig) AS c WHERE p.proname = 'memloom_fuse' AND c LIKE 'search_path=%'`,
-  );
-  const ctx = new Map();
-  for (const q of queries) {
-    const [v] = await store._embed([q]);
-    const ids = async (sql, params) => (await store.db.query(sql, params)).rows[0].ids;
-    const vids = await ids('SELECT array_agg(a.id ORDER BY a.distance, a.id) AS ids FROM memloom_vector_arm($1::vector, $2, 10, NULL) a', [v, ns]);
-    const kids = await ids('SELECT array_agg(a.id ORDER BY a.score DESC, a.id) AS ids FROM memloom_keyword_arm($1, $2, 10, NULL, 1000, $3::bigint[]) a', [q, ns, vids]);
-    const eids = await ids('SELECT array_agg(a.id ORDER BY a.score DESC, a.id) AS ids FROM memloom_entity_arm($1::vector, $2, 10, 0.6, NULL) a', [v, ns]);
-    ctx.set(q, { v, vids, kids, eids });
-  }
-  const parts = {
-    [`embed query (${store.embedder.id}, wasm)`]: async (q) => store._embed([q]),
-    'a trivial query (SELECT 1 round trip)': async () => store.db.query('SELECT 1'),
-    'memloom_fuse, no arm (the call and its checks)': async (q) => store.db.query(`SELECT * FROM memloom_fuse($1, $2::vector, $3, 10, arms => '{}'::text[])`, [q, ctx.get(q).v, ns]),
-    'memloom_vector_arm alone': async (q) => store.db.query('SELECT count(*) FROM memloom_vector_arm($1::vector, $2, 10, NULL)', [ctx.get(q).v, ns]),
-    'memloom_keyword_arm alone (the vector ids as boost ids)': async (q) => store.db.query('SELECT count(*) FROM memloom_keyword_arm($1, $2, 10, NULL, 1000, $3::bigint[])', [q, ns, ctx.get(q).vids]),
-    'memloom_entity_arm alone': async (q) => store.db.query('SELECT count(*) FROM memloom_entity_arm($1::vector, $2, 10, 0.6, NULL)', [ctx.get(q).v, ns]),
-    'fusion and the rows (memloom_rrf JOIN memloom_items)': async (q) => {
-      const c = ctx.get(q);
-      return store.db.query(
-        `SELECT m.id, m.kind, m.source, m.breadcrumb, m.key, m.content, f.rrf_score, 1 - (m.embedding <=> $4::vector) AS similarity,
-                f.vector_rank, f.keyword_rank, f.entity_rank
-         FROM memloom_rrf($1::bigint[], $2::bigint[], $3::bigint[], 60, 1.0, 2.0, 0.5) f JOIN memloom_items m ON m.id = f.id
-         ORDER BY f.rrf_score DESC, f.id LIMIT 10`,
-        [c.vids, c.kids, c.eids, c.v],
-      );
-    },
-    'memloom_fuse, vector arm only': async (q) => store.recall(q, { arms: ['vector'] }),
-    'memloom_fuse, keyword arm only': async (q) => store.recall(q, { arms: ['keyword'] }),
-    'memloom_fuse, entity arm only': async (q) => store.recall(q, { arms: ['entity'] }),
-    'memloom_fuse, all arms (recall)': async (q) => store.recall(q),
-  };
-  const times = await measure(parts);
-  console.log('\n| step (in-process, p50 over queries x passes) | p50 ms | p95 ms |');
-  console.log('| --- | ---: | ---: |');
-  for (const [n, ts] of Object.entries(times)) console.log(`| ${n} | ${f2(median(ts))} | ${f2(pct(ts, 95))} |`);
+  console.log(`\n${breakdownTable(await measure(await breakdownParts(store, queries)))}`);
 }
 
 console.log(`recall bench: ${queries.length} queries x ${passes} passes, interleaved; set ${opt.set}; package ${opt.pkg}`);
