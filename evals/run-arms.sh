@@ -8,7 +8,8 @@
 # Same steps as ../shared/eval/run.sh and run-locomo.sh (a fresh embedded store: init, ingest
 # and/or remember --file, index, recall --batch --json), but the store is built once and recalled
 # four times: fused, --arms vector, --arms keyword, --arms entity. The embedder is whatever
-# MEMLOOM_EMBEDDER / MEMLOOM_EMBED_* say (unset: hash-v1). Scores in OUTDIR/<run>/score.txt.
+# MEMLOOM_EMBEDDER / MEMLOOM_EMBED_* say (unset: hash-v1). Scores in OUTDIR/<run>/score.txt;
+# `python3 evals/tables.py docs|locomo LABEL=OUTDIR ...` makes docs/EVAL.md's tables of several.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
