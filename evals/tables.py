@@ -7,8 +7,9 @@ usage (from the repository root):
   python3 evals/tables.py docs   LABEL=RUNDIR [LABEL=RUNDIR ...]
   python3 evals/tables.py locomo LABEL=RUNDIR [LABEL=RUNDIR ...]
 
-RUNDIR is what `bash evals/run-arms.sh docs|locomo RUNDIR` leaves: fused/, vector/, keyword/
-and entity/, each with results.jsonl (a missing run is left out). The scores are the sets' own
+RUNDIR is what `bash evals/run-arms.sh docs|locomo RUNDIR` or `evals/run-minilm.sh RUNDIR`
+leaves: fused/, vector/, keyword/ and entity/, each with results.jsonl (a missing run is left
+out). The scores are the sets' own
 scorers' (score.py, score_locomo.py in ../shared/eval, or MEMLOOM_EVAL_DIR), called with --json:
 nothing here re-implements a metric. Without the sets: says so and exits 0.
 """
