@@ -75,6 +75,11 @@ CREATE UNIQUE INDEX memloom_items_key_version ON memloom_items (namespace, key, 
 CREATE INDEX memloom_items_source ON memloom_items (namespace, source);
 -- The HNSW index (memloom_items_embedding) needs the dimensions: memloom_ensure_vector_index.
 CREATE INDEX memloom_items_tsv ON memloom_items USING gin (tsv);
+-- The same over a fixed 1-in-16 sample of the items (by a hash of the id, so no pattern of ids,
+-- such as namespaces writing in turn, skews a namespace's share): a capped keyword tier of common
+-- words takes its candidates from here when reading the heap would read many rows to find them
+-- (memloom_keyword_arm, sql/0043). A sixteenth of the postings to decode, and of the writes.
+CREATE INDEX memloom_items_tsv_sample ON memloom_items USING gin (tsv) WHERE (hashint8(id) & 15) = 0;
 -- Deleting an item checks that no other version links to it (the supersedes / superseded_by
 -- foreign keys): without an index each deleted row cost two sequential scans of the pool.
 -- Only memories link.

@@ -117,6 +117,17 @@ CREATE FUNCTION memloom_recompute_stats(ns text) RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
     PERFORM memloom_stats_lock(ns);
+    -- What this transaction changed in ns so far is in what is recounted here: its pending
+    -- changes must not be added again at commit (sql/0044: a repair called inside a writing
+    -- transaction counted them twice). Later changes of the transaction record their own.
+    IF to_regclass('pg_temp.memloom_pending_tx') IS NOT NULL THEN
+        DELETE FROM pg_temp.memloom_pending_terms p WHERE p.namespace = ns;
+        DELETE FROM pg_temp.memloom_pending_docs p WHERE p.namespace = ns;
+        DELETE FROM pg_temp.memloom_pending_stale p WHERE p.namespace = ns;
+        DELETE FROM pg_temp.memloom_pending_items p WHERE p.namespace = ns;
+        DELETE FROM pg_temp.memloom_pending_mentions p USING memloom_entities e
+        WHERE e.id = p.entity_id AND e.namespace = ns;
+    END IF;
     DELETE FROM memloom_term_stats s WHERE s.namespace = ns;
     INSERT INTO memloom_term_stats (namespace, lexeme, df)
     SELECT ns, s.word, s.ndoc

@@ -16,7 +16,9 @@
 -- per session. A capped tier's first scan_cap matches are in heap order under a sequential or a
 -- bitmap heap scan alike, and each candidate's terms are summed in the same order: the same rows.
 -- For common words a capped tier reads the heap from its start rather than the GIN index, whose
--- bitmap must decode every posting before the first row (sql/0034; below, at the tier loop).
+-- bitmap must decode every posting before the first row (sql/0034; below, at the tier loop);
+-- when the heap would take many rows to hold scan_cap matches (words common apart, rarer
+-- together), it takes them from a fixed 1-in-16 sample of the items instead (sql/0043).
 -- An uncapped tier (the identifiers, the rare words) scores its candidates in two steps when
 -- that can spare most of them (MaxScore, Turtle and Flood 1995; sql/0037): first those holding
 -- its rarest words, whose lim-th score is a floor; then only the words without which no
@@ -119,6 +121,8 @@ DECLARE
     relpages  double precision;
     seq       boolean;
     seq_bound tid;
+    samp      boolean;                -- a capped tier's candidates come from the sample index
+    heap_rows double precision;       -- what a heap scan reads to find scan_cap matches
     share     double precision;
     j         integer;
     tiers    tsquery[] := '{}';
@@ -199,10 +203,21 @@ BEGIN
         -- bound, if the words were rarer together than estimated, does the index take over:
         -- the same first scan_cap matches in heap order either way, so the same rows.
         -- memloom.keyword_heap_scan = off keeps every tier on the index (the same rows).
+        -- When even the heap is dear (words common apart but rarer together: 'default & valu'
+        -- at 1M items reads some 25,000 rows, 45 ms), the tier's candidates are instead its
+        -- first scan_cap matches in heap order among a fixed sample of the items, the 1 in 16
+        -- that memloom_items_tsv_sample holds (a hash of the id picks them): a sixteenth of the
+        -- postings to decode, then a row read per candidate. Measured at 1M items (sql/0043),
+        -- a posting decoded costs about 1/6 of a heap row scanned and a sampled candidate about
+        -- 20 postings: the sample is taken when postings / 16 + 20 * scan_cap < 6 * heap_rows,
+        -- and only when the sample should hold at least scan_cap / 2 matches. Fewer candidates
+        -- than scan_cap then, at times; none (the words were rarer together than their
+        -- frequencies said) and the next tier is tried. memloom.keyword_sample = off never
+        -- samples (the rows of sql/0042).
         seq := false;
         seq_bound := '(0,0)';
-        IF capped[i] AND current_setting('plan_cache_mode') = 'force_custom_plan'
-           AND coalesce(current_setting('memloom.keyword_heap_scan', true), '') <> 'off' THEN
+        samp := false;
+        IF capped[i] AND current_setting('plan_cache_mode') = 'force_custom_plan' THEN
             sel := 1;         -- every word: the product of their shares; any word: 1 - none
             postings := 0;
             FOR j IN 1 .. cardinality(lexemes) LOOP
@@ -212,16 +227,22 @@ BEGIN
                 postings := postings + dfs[j];
             END LOOP;
             IF tier_kind[i] <> 'all' THEN sel := 1 - sel; END IF;
-            IF sel > 0 AND 20 * scan_cap / sel < postings THEN
+            IF sel > 0 THEN
                 IF reltuples IS NULL THEN
                     SELECT c.reltuples, c.relpages INTO reltuples, relpages FROM pg_class c
                     WHERE c.oid = 'memloom_items'::regclass;
                 END IF;
                 -- The rows to read hold the namespace's matches among every namespace's rows.
-                IF reltuples > 0 AND relpages > 0 THEN
+                heap_rows := scan_cap / sel / greatest(n_docs / greatest(reltuples, 1), 1e-9);
+                IF sel * n_docs >= 16 * scan_cap / 2.0
+                   AND postings / 16 + 20 * scan_cap < 6 * heap_rows
+                   AND coalesce(current_setting('memloom.keyword_sample', true), '') <> 'off' THEN
+                    samp := true;
+                ELSIF 20 * scan_cap / sel < postings AND reltuples > 0 AND relpages > 0
+                      AND coalesce(current_setting('memloom.keyword_heap_scan', true), '') <> 'off' THEN
                     seq := true;
-                    seq_bound := format('(%s,0)', least(ceil(2 * scan_cap / sel / greatest(n_docs / reltuples, 1e-9)
-                                                             * relpages / reltuples) + 1, 4294967294)::bigint)::tid;
+                    seq_bound := format('(%s,0)', least(ceil(2 * heap_rows * relpages / reltuples) + 1,
+                                                        4294967294)::bigint)::tid;
                 END IF;
             END IF;
         END IF;
@@ -281,18 +302,25 @@ BEGIN
                     SELECT DISTINCT ON (u.id) u.id, u.tsv, u.htsv, length(u.tsv)::double precision AS len
                     FROM (
                         (SELECT h.* FROM (
-                            -- The heap from its start up to seq_bound (ts_match_vq is @@ written so that
-                            -- the GIN index cannot serve it), then the rest through the index. Append
-                            -- reads its parts in order, and under the LIMIT the second never starts
-                            -- once the first has filled it.
+                            -- The sample (memloom_items_tsv_sample's predicate), and then nothing else;
+                            -- or the heap from its start up to seq_bound (ts_match_vq is @@ written so
+                            -- that the GIN index cannot serve it), then the rest through the index.
+                            -- Append reads its parts in order, and under the LIMIT a later one never
+                            -- starts once an earlier one has filled it.
                             (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
-                             WHERE seq AND m.ctid < seq_bound AND ts_match_vq(m.tsv, tier) AND m.namespace = ns
+                             WHERE samp AND (hashint8(m.id) & 15) = 0 AND m.tsv @@ tier AND m.namespace = ns
                                AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                                AND (kinds IS NULL OR m.kind = ANY (kinds))
                              LIMIT CASE WHEN capped[i] THEN scan_cap END)
                             UNION ALL
                             (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
-                             WHERE m.tsv @@ tier AND (NOT seq OR m.ctid >= seq_bound) AND m.namespace = ns
+                             WHERE seq AND NOT samp AND m.ctid < seq_bound AND ts_match_vq(m.tsv, tier) AND m.namespace = ns
+                               AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
+                               AND (kinds IS NULL OR m.kind = ANY (kinds))
+                             LIMIT CASE WHEN capped[i] THEN scan_cap END)
+                            UNION ALL
+                            (SELECT m.id, m.tsv, m.heading_tsv || ''::tsvector AS htsv FROM memloom_items m
+                             WHERE m.tsv @@ tier AND NOT samp AND (NOT seq OR m.ctid >= seq_bound) AND m.namespace = ns
                                AND memloom_visible(m.status, m.valid_from, m.valid_to, m.event_at, as_of, since, until)
                                AND (kinds IS NULL OR m.kind = ANY (kinds))
                              LIMIT CASE WHEN capped[i] THEN scan_cap END)  -- each part planned for its limit

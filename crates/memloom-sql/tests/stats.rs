@@ -306,6 +306,58 @@ async fn incremental_stats_equal_a_full_recompute_after_random_writes() {
     db.drop_db().await;
 }
 
+/// A repair (memloom_refresh_stats) called inside a writing transaction recounts what the
+/// transaction changed so far: those changes are not added again at its commit, and the
+/// transaction's later changes are (sql/0044; they used to be counted twice: a namespace's
+/// document count doubled).
+#[tokio::test]
+async fn a_repair_inside_a_writing_transaction_counts_each_change_once() {
+    let Some(db) = TestDb::new("stats_repair_in_tx").await else {
+        return;
+    };
+    let c = &db.client;
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    for step in 0..24 {
+        random_write(
+            c,
+            if step % 3 == 0 { "other" } else { "ns" },
+            &mut rng,
+            step,
+        )
+        .await;
+    }
+    index(c, "ns", &mut rng).await;
+    assert_incremental_equals_full(c, "before").await;
+    let insert = |n: i64| {
+        format!(
+            "INSERT INTO memloom_items (namespace, kind, source, content, embedding)
+             SELECT 'ns', 'chunk', 'tx{n}.md', 'deploy freeze worker ' || g, e::vector
+             FROM generate_series(1, 5) g, (SELECT '{}'::text AS e) v;",
+            vector_text(&embed("deploy freeze worker"))
+        )
+    };
+    c.batch_execute(&format!(
+        "BEGIN;
+         {}
+         DELETE FROM memloom_items
+          WHERE id = (SELECT min(id) FROM memloom_items WHERE namespace = 'ns' AND kind = 'memory' AND status = 'active');
+         DELETE FROM memloom_mentions WHERE item_id = (SELECT min(item_id) FROM memloom_mentions mt
+           JOIN memloom_items m ON m.id = mt.item_id WHERE m.namespace = 'ns');
+         SELECT memloom_refresh_stats('ns');
+         {}
+         DELETE FROM memloom_items WHERE namespace = 'ns' AND source = 'tx1.md' AND content LIKE '%1';
+         UPDATE memloom_items SET content = content || ' retry' WHERE namespace = 'other' AND id = (
+           SELECT min(id) FROM memloom_items WHERE namespace = 'other');
+         COMMIT;",
+        insert(1),
+        insert(2)
+    ))
+    .await
+    .unwrap();
+    assert_incremental_equals_full(c, "after a repair inside a writing transaction").await;
+    db.drop_db().await;
+}
+
 /// Regression for the write path: statistics used to be refreshed for the whole namespace
 /// after each write; now a statement that changes no counted column changes nothing, and a
 /// namespace's first write (no statistics row yet) is recomputed, not applied to a missing base.

@@ -582,6 +582,132 @@ async fn keyword_rows(client: &Client, q: &str, cap: i32) -> Vec<(i64, f64)> {
         .collect()
 }
 
+/// A capped tier of words common apart but rarer together takes its candidates from the 1-in-16
+/// sample (memloom_items_tsv_sample, sql/0043): its first scan_cap matches in heap order among
+/// the sampled items, the same for the superuser and a tenant on every call, through the
+/// sample's index; with memloom.keyword_sample = off, the heap's first matches as before.
+#[tokio::test]
+async fn rarer_together_common_words_take_the_sample() {
+    let Some(db) = TestDb::migrated("tenant_sample").await else {
+        return;
+    };
+    memloom_sql::init_store(&db.client, &crate::util::HASH_V1_STORE, false)
+        .await
+        .unwrap();
+    // gamma and delta each in about a quarter of the items, independently (md5 picks them, and
+    // the namespace: a quarter in b), so about 1 in 16 holds both.
+    // The insert commits on its own: the statistics of its items apply at its commit.
+    db.client
+        .batch_execute(&generated_chunks(
+            12000,
+            "CASE WHEN substr(md5('ns' || g), 1, 1) < '4' THEN 'b' ELSE 'a' END",
+            "'the worker ' || CASE WHEN substr(md5('g' || g), 1, 1) < '4' THEN 'gamma ' ELSE '' END
+                   || CASE WHEN substr(md5('d' || g), 1, 1) < '4' THEN 'delta ' ELSE '' END
+                   || repeat('and the worker ', g % 5) || repeat(md5(g::text) || ' ', 1 + g % 7)",
+        ))
+        .await
+        .expect("load 12k items");
+    db.client
+        .batch_execute("ANALYZE memloom_items")
+        .await
+        .unwrap();
+    let cap = 10;
+    // What the sample must give: the first cap items in heap order of namespace a that hold
+    // both words and are in the sample.
+    let mut want: Vec<i64> = db
+        .client
+        .query(
+            "SELECT id FROM memloom_items
+             WHERE namespace = 'a' AND (hashint8(id) & 15) = 0 AND tsv @@ 'gamma & delta'::tsquery
+             ORDER BY ctid LIMIT $1",
+            &[&(cap as i64)],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    want.sort_unstable();
+    assert_eq!(
+        want.len(),
+        cap as usize,
+        "the fixture's sample holds cap matches"
+    );
+
+    let tenant = "memloom_sql_tenant_sample";
+    db.create_bound_role(tenant, &["a"]).await;
+    let app = db.connect_as(tenant).await;
+    set_namespace(&app, "a").await.unwrap();
+    let (watched, notices) = db.connect_with_notices().await;
+    watched
+        .batch_execute(
+            "LOAD 'auto_explain'; SET auto_explain.log_min_duration = 0;
+             SET auto_explain.log_nested_statements = on; SET auto_explain.log_level = notice;",
+        )
+        .await
+        .unwrap();
+
+    let sorted = |mut v: Vec<i64>| {
+        v.sort_unstable();
+        v
+    };
+    let got = keyword_rows(&watched, "gamma delta", cap).await;
+    assert_eq!(
+        sorted(got.iter().map(|r| r.0).collect()),
+        want,
+        "the sample's first {cap} matches, all scored"
+    );
+    assert_eq!(
+        keyword_rows(&watched, "gamma delta", cap).await,
+        got,
+        "the same on the next call"
+    );
+    let plans: Vec<String> = notices.try_iter().collect();
+    assert!(
+        plans
+            .iter()
+            .any(|p| p.contains("Bitmap Index Scan on memloom_items_tsv_sample")),
+        "the sample's index was not used:\n{}",
+        plans.join("\n----\n")
+    );
+
+    let mut params = memloom_sql::FuseParams::new("gamma delta", embed("gamma delta"), "a", 10);
+    params.keyword_scan_cap = Some(cap);
+    params.arms = Some(vec!["keyword".into()]);
+    let ids = |rows: Vec<memloom_sql::FusedRow>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
+    assert_eq!(
+        ids(memloom_sql::fuse(&app, &params).await.unwrap()),
+        got.iter().map(|r| r.0).collect::<Vec<_>>(),
+        "as the tenant, through memloom_fuse"
+    );
+
+    // Switched off: the heap's first matches, which are not all sampled items.
+    watched
+        .batch_execute("SET memloom.keyword_sample = off")
+        .await
+        .unwrap();
+    let off = keyword_rows(&watched, "gamma delta", cap).await;
+    assert_eq!(off.len(), cap as usize);
+    let first_in_heap: Vec<i64> = db
+        .client
+        .query(
+            "SELECT id FROM memloom_items WHERE namespace = 'a' AND tsv @@ 'gamma & delta'::tsquery
+             ORDER BY ctid LIMIT $1",
+            &[&(cap as i64)],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(
+        sorted(off.iter().map(|r| r.0).collect()),
+        sorted(first_in_heap)
+    );
+    assert_ne!(sorted(off.iter().map(|r| r.0).collect()), want);
+    db.drop_db().await;
+}
+
 /// A capped tier of common words reads the heap from its start, and past the bound it estimated
 /// goes on as before (sql/0034): the same rows as the index alone, for the superuser and a tenant. The
 /// pool is past memloom_small_pool's 10,000 rows, where the arm plans per call.
@@ -636,6 +762,12 @@ async fn common_words_read_the_heap_and_keep_the_index_rows() {
         .batch_execute("SET memloom.keyword_heap_scan = off")
         .await
         .unwrap();
+    // About the heap and the index: no tier takes its rows from the sample (sql/0043).
+    for c in [&db.client, &app, &heap, &index_only] {
+        c.batch_execute("SET memloom.keyword_sample = off")
+            .await
+            .unwrap();
+    }
 
     let ids = |rows: Vec<memloom_sql::FusedRow>| rows.iter().map(|r| r.id).collect::<Vec<_>>();
     db.client
