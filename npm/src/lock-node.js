@@ -1,9 +1,9 @@
 // An exclusive lock on an embedded store's directory (Node). PGlite is one Postgres backend
 // per process with no shared memory between processes: two processes on one directory each
 // write its files as if alone and corrupt the store. The lock file `DIR/memloom.lock` holds the
-// owner's pid; it is created with O_EXCL, removed on close and at exit, and a lock whose process
-// is gone (after a crash or SIGKILL) is taken over.
-import { closeSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// owner's pid; it appears with that pid in it at once (createLock), is removed on close and at
+// exit, and a lock whose process is gone (after a crash or SIGKILL) is taken over.
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MemloomError } from './errors.js';
 
@@ -35,45 +35,119 @@ export function lockHolder(dir) {
   return Number.isInteger(pid) && pid > 0 && alive(pid) ? pid : null;
 }
 
+/**
+ * Creates the lock file holding this process's pid, all at once: written under a private name,
+ * then hard-linked to `path`, which fails if it exists. Created empty and then written, a racing
+ * process could read it empty in between, take it for a dead one's and take it over while its
+ * owner went on: two processes on one store (or two warm processes racing for it). Where the
+ * file system has no hard links, the O_EXCL create and write. Returns false when it exists.
+ * @param {string} path
+ */
+function createLock(path) {
+  const own = `${path}.${process.pid}`;
+  writeFileSync(own, `${process.pid}\n`, { mode: 0o644 });
+  try {
+    linkSync(own, path);
+    return true;
+  } catch (e) {
+    if (e.code === 'EEXIST') return false;
+    if (!['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(e.code)) throw e;
+  } finally {
+    try {
+      unlinkSync(own);
+    } catch {}
+  }
+  let fd;
+  try {
+    fd = openSync(path, 'wx', 0o644);
+  } catch (e) {
+    if (e.code === 'EEXIST') return false;
+    throw e;
+  }
+  writeSync(fd, `${process.pid}\n`);
+  closeSync(fd);
+  return true;
+}
+
+/** The pid a lock file names: NaN when it names none, undefined when it is gone. @param {string} path */
+function readLock(path) {
+  try {
+    return Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
+  } catch (e) {
+    if (e.code === 'ENOENT') return undefined;
+    return Number.NaN;
+  }
+}
+
+const KEEPS_CHANGING = 'the lock file keeps changing; is another process starting?';
+
+/**
+ * Takes the pid lock file at `path` (the store's lock, the warm process's spawn lock): true once
+ * this process holds it, or the pid of the live process that does (this process's own when it
+ * already holds it). A lock whose process is gone, or that names none, is taken over. Throws the
+ * file system's error when the file cannot be written, and KEEPS_CHANGING when it was released
+ * and taken again five times over.
+ * @param {string} path
+ * @returns {true | number}
+ */
+export function takePidLock(path) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    if (createLock(path)) return true;
+    const pid = readLock(path);
+    if (pid === undefined) continue; // released meanwhile: try again
+    if (Number.isInteger(pid) && pid > 0 && (pid === process.pid || alive(pid))) return pid;
+    // Stale (its process is gone) or unreadable: take it over. Moved aside first, so that a
+    // lock another process took over meanwhile is not deleted unseen: what was moved is read
+    // again, and a live one goes back (if no third process took the place in between).
+    const aside = `${path}.${process.pid}.stale`;
+    try {
+      renameSync(path, aside);
+    } catch {
+      continue;
+    }
+    const moved = readLock(aside);
+    if (!(moved === pid || (Number.isNaN(moved) && Number.isNaN(pid)))) {
+      try {
+        linkSync(aside, path);
+      } catch {}
+    }
+    try {
+      unlinkSync(aside);
+    } catch {}
+  }
+  throw new Error(KEEPS_CHANGING);
+}
+
 /** Takes the lock or throws "store in use by pid N"; returns the release function. */
 export function lockStore(dir) {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, LOCK_FILE);
-  for (let attempt = 0; attempt < 3; attempt++) {
-    let fd;
-    try {
-      fd = openSync(path, 'wx', 0o644);
-    } catch (e) {
-      if (e.code !== 'EEXIST') throw new MemloomError(`cannot lock the store at ${dir}: ${e.message}`);
-      const pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && alive(pid)) {
-        throw new MemloomError(
-          `store ${dir} in use by pid ${pid}; an embedded store is one process at a time: wait for it, ` +
-            `or use a PostgreSQL server (--database-url) for concurrent clients`,
-        );
-      }
-      if (pid === process.pid) {
-        throw new MemloomError(`store ${dir} is already open in this process; close it first`);
-      }
-      // Stale (its process is gone) or unreadable: take it over.
+  let held;
+  try {
+    held = takePidLock(path);
+  } catch (e) {
+    throw new MemloomError(`cannot lock the store at ${dir}: ${e.message}`);
+  }
+  if (held === process.pid) {
+    throw new MemloomError(`store ${dir} is already open in this process; close it first`);
+  }
+  if (held !== true) {
+    throw new MemloomError(
+      `store ${dir} in use by pid ${held}; an embedded store is one process at a time: wait for it, ` +
+        `or use a PostgreSQL server (--database-url) for concurrent clients`,
+    );
+  }
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    process.off('exit', release);
+    if (readLock(path) === process.pid) {
       try {
         unlinkSync(path);
       } catch {}
-      continue;
     }
-    writeSync(fd, `${process.pid}\n`);
-    closeSync(fd);
-    let released = false;
-    const release = () => {
-      if (released) return;
-      released = true;
-      process.off('exit', release);
-      try {
-        if (Number.parseInt(readFileSync(path, 'utf8'), 10) === process.pid) unlinkSync(path);
-      } catch {}
-    };
-    process.on('exit', release);
-    return release;
-  }
-  throw new MemloomError(`cannot lock the store at ${dir}: the lock file keeps changing; is another process starting?`);
+  };
+  process.on('exit', release);
+  return release;
 }

@@ -10,12 +10,12 @@
 // holds: entry-node.js asks that process to close the store first).
 // Node builtins only, so that this path stays cheap.
 import { spawn } from 'node:child_process';
-import { existsSync, linkSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
-import { alive } from '../lock-node.js';
+import { alive, takePidLock } from '../lock-node.js';
 import { SPAWN_FILE, START_MS, releaseSpawnLock, request, stopWarm, waitExit, waitSpawnLock } from '../warm-node.js';
 
 /** The commands the warm process serves. */
@@ -242,50 +242,16 @@ export async function startWarm(dir, g) {
 }
 
 /**
- * The lock file appears with its pid already in it: written to a file of this process's own,
- * then hard-linked into place (fails with EEXIST when taken). Opening the lock file and then
- * writing the pid left an instant in which another CLI read it empty, took its CLI for gone,
- * removed it and took the lock too: two warm processes raced for the store and one CLI fell
- * back to the cold path.
+ * The spawn lock, a pid lock file like the store's (lock-node.js takePidLock: it appears with its
+ * pid already in it, so another CLI never reads it empty and takes it for gone).
  * @param {string} path @returns {'taken' | 'busy' | 'error'}
  */
 function takeSpawnLock(path) {
-  const mine = `${path}.${process.pid}`;
   try {
-    writeFileSync(mine, `${process.pid}\n`, { mode: 0o644 });
+    return takePidLock(path) === true ? 'taken' : 'busy';
   } catch {
     return 'error';
   }
-  try {
-    return linkSpawnLock(mine, path);
-  } finally {
-    try {
-      unlinkSync(mine);
-    } catch {}
-  }
-}
-
-/** @param {string} mine @param {string} path @returns {'taken' | 'busy' | 'error'} */
-function linkSpawnLock(mine, path) {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      linkSync(mine, path);
-      return 'taken';
-    } catch (e) {
-      if (/** @type {any} */ (e).code !== 'EEXIST') return 'error';
-      let pid;
-      try {
-        pid = Number.parseInt(readFileSync(path, 'utf8').trim(), 10);
-      } catch {
-        continue; // released meanwhile: try again
-      }
-      if (Number.isInteger(pid) && pid > 0 && alive(pid)) return 'busy';
-      try {
-        unlinkSync(path); // its CLI is gone
-      } catch {}
-    }
-  }
-  return 'error';
 }
 
 /**
