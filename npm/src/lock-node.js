@@ -3,7 +3,7 @@
 // write its files as if alone and corrupt the store. The lock file `DIR/memloom.lock` holds the
 // owner's pid; it appears with that pid in it at once (createLock), is removed on close and at
 // exit, and a lock whose process is gone (after a crash or SIGKILL) is taken over.
-import { closeSync, linkSync, mkdirSync, openSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { MemloomError } from './errors.js';
 
@@ -80,40 +80,59 @@ function readLock(path) {
 }
 
 const KEEPS_CHANGING = 'the lock file keeps changing; is another process starting?';
+const TAKEOVER_MS = 2000;
+
+/** Whether `pid` (from readLock) names a process that runs. @param {number | undefined} pid */
+const live = (pid) => Number.isInteger(pid) && pid > 0 && (pid === process.pid || alive(pid));
+
+/** @param {number} ms */
+const pause = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 /**
  * Takes the pid lock file at `path` (the store's lock, the warm process's spawn lock): true once
  * this process holds it, or the pid of the live process that does (this process's own when it
  * already holds it). A lock whose process is gone, or that names none, is taken over. Throws the
- * file system's error when the file cannot be written, and KEEPS_CHANGING when it was released
- * and taken again five times over.
+ * file system's error when the file cannot be written, and KEEPS_CHANGING when it kept changing
+ * (or another process's takeover held it) for TAKEOVER_MS.
+ *
+ * A live process's lock is never moved or removed by another: a stale one is removed only by
+ * the process that claims it (`path.stale-PID`, itself a pid lock), after reading it again
+ * under the claim. Moving a stale lock aside and putting back what turned out live (as before)
+ * could put back a lock its owner had released meanwhile (the store then locked by a process
+ * that no longer held it), or lose a live lock to a third process taking the empty place.
  * @param {string} path
  * @returns {true | number}
  */
 export function takePidLock(path) {
-  for (let attempt = 0; attempt < 5; attempt++) {
+  // Bounded in time: a takeover holds its claim for microseconds, unless its process is
+  // descheduled on a loaded machine.
+  const until = Date.now() + TAKEOVER_MS;
+  for (let attempt = 0; attempt < 1000 && Date.now() < until; attempt++) {
     if (createLock(path)) return true;
     const pid = readLock(path);
     if (pid === undefined) continue; // released meanwhile: try again
-    if (Number.isInteger(pid) && pid > 0 && (pid === process.pid || alive(pid))) return pid;
-    // Stale (its process is gone) or unreadable: take it over. Moved aside first, so that a
-    // lock another process took over meanwhile is not deleted unseen: what was moved is read
-    // again, and a live one goes back (if no third process took the place in between).
-    const aside = `${path}.${process.pid}.stale`;
-    try {
-      renameSync(path, aside);
-    } catch {
+    if (live(pid)) return /** @type {number} */ (pid);
+    const claim = `${path}.stale-${Number.isInteger(pid) && pid > 0 ? pid : 'unreadable'}`;
+    if (!createLock(claim)) {
+      const claimer = readLock(claim);
+      if (claimer !== undefined && !live(claimer)) {
+        try {
+          unlinkSync(claim); // its claimer died in the middle of a takeover
+        } catch {}
+      } else {
+        pause(2); // another process is taking it over
+      }
       continue;
     }
-    const moved = readLock(aside);
-    if (!(moved === pid || (Number.isNaN(moved) && Number.isNaN(pid)))) {
+    try {
+      const again = readLock(path);
+      if (again === pid || (Number.isNaN(again) && Number.isNaN(pid))) unlinkSync(path);
+    } catch {
+    } finally {
       try {
-        linkSync(aside, path);
+        unlinkSync(claim);
       } catch {}
     }
-    try {
-      unlinkSync(aside);
-    } catch {}
   }
   throw new Error(KEEPS_CHANGING);
 }
