@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { configPaths } from '../config-paths-node.js';
-import { alive, takePidLock } from '../lock-node.js';
+import { takePidLock } from '../lock-node.js';
 import { SPAWN_FILE, START_MS, releaseSpawnLock, request, stopWarm, waitExit, waitSpawnLock } from '../warm-node.js';
 
 /** The commands the warm process serves. */
