@@ -5,10 +5,11 @@
 # and `npm ci` runs only when npm/node_modules is older than npm/package-lock.json.
 #
 # Output (gitignored): npm/wasm/ (wasm-bindgen --target web glue + .wasm), npm/schema/ (the
-# recall response's JSON Schema as a module), npm/sql/ (the
-# schema, sql/memloom/ and sql/migrations/, copied and bundled as npm/sql/migrations.js, the one
-# form the package ships), npm/data/ (static-v1's token table, the store template), npm/types/
-# (the .d.ts files, generated from the JSDoc) and the licence texts.
+# recall response's JSON Schema as a module), npm/sql/ (the schema, sql/memloom/ and
+# sql/migrations/, copied and bundled as npm/sql/migrations.js, the one form the package ships,
+# with the migrations' versions and checksums alone in npm/sql/ledger.js), npm/data/ (static-v1's
+# token table, the store template), npm/types/ (the .d.ts files, generated from the JSDoc) and
+# the licence texts.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,6 +43,8 @@ cp "$ROOT"/sql/memloom/[0-9]*.sql "$ROOT/npm/sql/memloom/"
 if [ -f "$ROOT/sql/README.md" ]; then cp "$ROOT/sql/README.md" "$ROOT/npm/sql/"; fi
 # ... and as an ES module, so browsers and bundlers get them without file system access.
 node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" > "$ROOT/npm/sql/migrations.js"
+# ... and their versions and checksums alone, which is all an open of a current store reads.
+node "$ROOT/npm/src/gen-migrations.js" "$ROOT/npm/sql" --ledger > "$ROOT/npm/sql/ledger.js"
 
 # The recall response's JSON Schema and the request limits (schema/README.md), as ES modules:
 # tools.js builds the MCP recall tool's output schema and its input limits from them.

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSy
 import { createRequire } from 'node:module';
 import { dirname, join, resolve, sep } from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import migrations from '../sql/migrations.js';
+import { ledger } from '../sql/ledger.js';
 
 export const TEMPLATE_FILE = 'pgdata-template.tar.gz';
 export const TEMPLATE_STAMP = 'pgdata-template.json';
@@ -23,7 +23,7 @@ export async function templateStamp() {
   // Its package.json is not exported: found from the resolved entry, one level above dist/.
   const entry = createRequire(import.meta.url).resolve('@electric-sql/pglite');
   const pglite = JSON.parse(readFileSync(join(dirname(dirname(entry)), 'package.json'), 'utf8')).version;
-  return { pglite, migrations: migrations.map((m) => `${m.version}:${m.checksum}`) };
+  return { pglite, migrations: ledger.map((m) => `${m.version}:${m.checksum}`) };
 }
 
 /**

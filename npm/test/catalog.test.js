@@ -11,6 +11,7 @@ import { dirname } from 'node:path';
 import { hashEmbedder, openStore } from '../src/entry-node.js';
 import { openPglite } from '../src/db-pglite.js';
 import { current, migrations } from '../sql/migrations.js';
+import { ledger } from '../sql/ledger.js';
 
 const CATALOG = readFileSync(new URL('../../tests/catalog/catalog.sql', import.meta.url), 'utf8');
 const LEDGER = `CREATE TABLE memloom_migrations (
@@ -31,6 +32,11 @@ test('catalog: a store upgraded from 0001 on PGlite equals a fresh install', asy
     ledger.map((r) => [Number(r.version), r.name, r.checksum]),
     migrations.map((m) => [m.version, m.name, m.checksum]),
     'a fresh install records every frozen migration',
+  );
+  assert.deepEqual(
+    ledger.map((m) => [m.version, m.name, m.checksum]),
+    migrations.map((m) => [m.version, m.name, m.checksum]),
+    'sql/ledger.js lists the migrations of sql/migrations.js (run scripts/build-wasm.sh)',
   );
   for (const section of ['function', 'column', 'index', 'trigger', 'policy', 'relation']) {
     assert.ok(want.some((r) => r.startsWith(`[${section}]`)), `the catalog has ${section} rows`);
@@ -102,3 +108,36 @@ for (const [what, embedder] of [
     }
   });
 }
+
+// An open of a current store checks the store's ledger against sql/ledger.js and needs no SQL
+// text: sql/migrations.js (about 770 kB of module) is imported only to install or migrate
+// (store/migrate.js). A child process lists the package's modules it loads.
+test('catalog: opening a current store does not load the SQL texts; a new store does', async () => {
+  const { spawnSync } = await import('node:child_process');
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const root = mkdtempSync(join(tmpdir(), 'memloom-ledger-'));
+  const hook = `data:text/javascript,${encodeURIComponent(`
+    import { register } from 'node:module';
+    register('data:text/javascript,' + encodeURIComponent(
+      'export async function load(url, ctx, next) { if (url.includes("/sql/")) process.stderr.write("LOADED " + url + String.fromCharCode(10)); return next(url, ctx); }'));`)}`;
+  const loaded = (dir) => {
+    const r = spawnSync(
+      process.execPath,
+      ['--import', hook, '--input-type=module', '-e', `const { openStore } = await import(${JSON.stringify(new URL('../src/entry-node.js', import.meta.url).href)}); await (await openStore(${dir ? `{ dir: ${JSON.stringify(dir)} }` : '{}'})).close();`],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    return (r.stderr.match(/^LOADED \S+/gm) ?? []).map((l) => l.replace(/^LOADED .*\/sql\//, 'sql/'));
+  };
+  try {
+    assert.deepEqual(loaded(undefined).sort(), ['sql/ledger.js', 'sql/migrations.js'], 'a new in-memory store installs the schema from the SQL texts');
+    const dir = join(root, '.memloom');
+    const store = await openStore({ dir });
+    await store.close();
+    assert.deepEqual(loaded(dir), ['sql/ledger.js'], 'an existing current store: the ledger alone');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

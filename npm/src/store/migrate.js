@@ -1,11 +1,18 @@
 // Migrations (sql/README.md): a fresh store gets the current definition (sql/memloom/) with every
 // frozen migration recorded; an existing one the frozen migrations it lacks.
-import { current, migrations } from '../../sql/migrations.js';
+import { ledger } from '../../sql/ledger.js';
 import { MemloomError } from '../errors.js';
 /** @import { Store } from './store.js' */
 
 /** The newest schema version this code ships (its last frozen migration). */
-export const SCHEMA_VERSION = Math.max(...migrations.map((m) => m.version));
+export const SCHEMA_VERSION = Math.max(...ledger.map((m) => m.version));
+
+/**
+ * The SQL texts (sql/migrations.js, about 770 kB of module), imported only when a store needs
+ * them: an open of a current store checks the ledger alone (sql/ledger.js), and parsing the
+ * texts was a few percent of a cold CLI call.
+ */
+const schemaSql = () => import('../../sql/migrations.js');
 /** sql/README.md: "memloom" as a bigint; every runner queues on it. */
 const MIGRATION_LOCK = '30792293106544493';
 const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
@@ -23,28 +30,30 @@ const MIGRATIONS_TABLE_DDL = `CREATE TABLE IF NOT EXISTS memloom_migrations (
  */
 export async function migrate(store, { create }) {
   const db = store.db;
-  const newest = Math.max(...migrations.map((m) => m.version));
-  // Fast path of every open of a current store: ONE read of the ledger, no lock, no
-  // transaction. When it records every shipped file with the same checksum and nothing newer,
+  const newest = SCHEMA_VERSION;
+  // Fast path of every open of a current store: ONE read of the store's ledger, no lock, no
+  // transaction, and no SQL text loaded. When it records every shipped file (sql/ledger.js)
+  // with the same checksum and nothing newer,
   // there is nothing to apply (rows are only ever added, by committed migrations), so the
   // per-file locked protocol below would only confirm it, at 3 queries per file (issue 19: a
   // third of a cold CLI call's SQL time). Anything else takes the full path, which also gives
   // the errors.
-  let ledger = null;
+  let stored = null;
   try {
-    ({ rows: ledger } = await db.query('SELECT version, checksum FROM memloom_migrations'));
+    ({ rows: stored } = await db.query('SELECT version, checksum FROM memloom_migrations'));
   } catch (e) {
     if (e.code !== '42P01') throw e; // undefined_table: a fresh database
   }
-  const fresh = ledger === null;
+  const fresh = stored === null;
   if (fresh && !create) {
     throw new MemloomError(`no memloom store at ${store.location}; run \`memloom init\` (with the same --store / --database-url) first`);
   }
   if (fresh && (await installCurrent(store))) return;
   if (!fresh) {
-    const have = new Map(ledger.map((r) => [Number(r.version), r.checksum]));
-    if (migrations.every((m) => have.get(m.version) === m.checksum) && ledger.every((r) => Number(r.version) <= newest)) return;
+    const have = new Map(stored.map((r) => [Number(r.version), r.checksum]));
+    if (ledger.every((m) => have.get(m.version) === m.checksum) && stored.every((r) => Number(r.version) <= newest)) return;
   }
+  const { migrations } = await schemaSql();
   for (const m of migrations) {
     await db.transaction(async (tx) => {
       await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
@@ -77,6 +86,7 @@ export async function migrate(store, { create }) {
 
 /** The current definition on an empty ledger; false (nothing done) when another runner was first. @param {Store} store */
 export async function installCurrent(store) {
+  const { current, migrations } = await schemaSql();
   return store.db.transaction(async (tx) => {
     await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
     await tx.exec(MIGRATIONS_TABLE_DDL);
