@@ -150,6 +150,31 @@ test('index: an interrupted run leaves a consistent store and a re-run completes
   }
 });
 
+test('index: progress counts every unindexed item, in full batches and in a last short one', async () => {
+  const store = await openStore({});
+  try {
+    await store.ingest(DOCS);
+    for (let i = 0; i < 3; i++) await store.remember(`Service svc-${i} listens on port 80${i}0.`, { key: `svc-${i}` });
+    const want = await unindexed(store);
+    assert.ok(want > 4, `${want} items`);
+    const progress = [];
+    await store.index({ batchSize: 2, onProgress: (p) => progress.push([p.done, p.total]) });
+    assert.deepEqual(progress.at(-1), [want, want]);
+    assert.ok(progress.every(([, total]) => total === want), JSON.stringify(progress));
+    // A run shorter than one batch: its total is that batch (no count of the namespace).
+    await store.remember('Service svc-9 listens on port 8090.', { key: 'svc-9' });
+    const small = [];
+    await store.index({ batchSize: 2, onProgress: (p) => small.push([p.done, p.total]) });
+    assert.deepEqual(small, [[1, 1]]);
+    // Nothing to do: no progress at all.
+    const none = [];
+    const r = await store.index({ batchSize: 2, onProgress: (p) => none.push(p) });
+    assert.deepEqual([r.items, none.length], [0, 0]);
+  } finally {
+    await store.close();
+  }
+});
+
 test('entity arm: similarity, strength and rarity rank items; vague queries get no entity votes', async () => {
   const store = await openStore({});
   try {

@@ -19,18 +19,22 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
   const ns = store.namespace;
   const ex = extractor ?? offlineExtractor();
   if (all) await store.db.query('SELECT memloom_reset_index($1)', [ns]);
-  const { rows: todo } = await store.db.query('SELECT unindexed FROM memloom_stats($1)', [ns]);
-  const total = todo[0].unindexed;
   const started = Date.now();
+  const unindexed = (after) =>
+    store.db.query('SELECT id, breadcrumb, content, content_hash FROM memloom_unindexed($1, $2, $3)', [ns, after, Number(batchSize)]);
+  // The progress total: a first batch that is not full is all there is. Only a longer run
+  // counts (memloom_stats reads every item of the namespace: on the Node docs store more than
+  // the rest of a run that indexes a few new memories).
+  let next = await unindexed(0);
+  const total = next.rows.length < batchSize ? next.rows.length : (await store.db.query('SELECT unindexed FROM memloom_stats($1)', [ns])).rows[0].unindexed;
   // entities: the distinct entities the indexed items mention (found or created);
   // newEntities: of those, the ones this run created (a re-index of an indexed store: 0).
   const report = { items: 0, entities: 0, newEntities: 0, mentions: 0, fallbacks: 0, removedMentions: 0, removedEntities: 0, extractor: ex.id };
   const mentioned = new Set();
-  let after = 0;
   for (;;) {
-    const { rows } = await store.db.query('SELECT id, breadcrumb, content, content_hash FROM memloom_unindexed($1, $2, $3)', [ns, after, Number(batchSize)]);
+    const { rows } = next;
     if (rows.length === 0) break;
-    after = Number(rows[rows.length - 1].id);
+    const after = Number(rows[rows.length - 1].id);
     // The chunk's stored breadcrumb line is passed as the breadcrumb, not as text.
     const items = rows.map((r) => {
       const prefix = r.breadcrumb ? `${r.breadcrumb}\n\n` : '';
@@ -96,6 +100,7 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
     for (const x of edgeList) mentioned.add(x.key);
     report.entities = mentioned.size;
     onProgress?.({ done: report.items, total, started, entities: report.entities, newEntities: report.newEntities, mentions: report.mentions, fallbacks: report.fallbacks });
+    next = await unindexed(after);
   }
   // Stale edges: superseded items keep no mentions, and entities nothing mentions go.
   const { rows: pruned } = await store.db.query('SELECT mentions, entities FROM memloom_prune_index($1)', [ns]);
