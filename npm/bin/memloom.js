@@ -3,7 +3,7 @@
 // an embedded store goes to the store's warm process when it can (src/cli/warm.js); otherwise,
 // and for every other command, the CLI runs it here.
 import { setFlagsFromString } from 'node:v8';
-import { oneShot, tryWarm } from '../src/cli/warm.js';
+import { oneShot, tryWarm, v8Flags } from '../src/cli/warm.js';
 
 // A reader that stops early (`memloom recall ... | head`) closes the pipe: stop quietly, as
 // ripgrep and git do, instead of an unhandled EPIPE stack trace (the warm and the cold path).
@@ -13,10 +13,11 @@ process.stdout.on('error', (e) => {
 });
 
 const argv = process.argv.slice(2);
-// Before any WebAssembly is compiled: a one-shot command runs on V8's baseline compiler alone
-// (warm.js, oneShot, says why and what it measured).
+// Before any WebAssembly is compiled: a one-shot command runs on V8's baseline compiler alone,
+// long work tiers up only what stays hot (warm.js, oneShot and v8Flags, say why and what they
+// measured).
 const once = oneShot(argv);
-if (once) setFlagsFromString('--liftoff-only');
+for (const flag of v8Flags(argv)) setFlagsFromString(flag);
 const warm = await tryWarm(argv);
 if (typeof warm === 'number') process.exitCode = warm;
 else {

@@ -15,7 +15,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { bin, emptyXdg, runCli, fixtures } from './helpers.js';
 import { openStore } from '../src/entry-node.js';
 import { alive, lockHolder } from '../src/lock-node.js'; // a zombie (exited, not yet reaped) is not alive
-import { oneShot } from '../src/cli/warm.js';
+import { oneShot, v8Flags } from '../src/cli/warm.js';
 import { Context } from '../src/cli/context.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'memloom-warm-'));
@@ -45,9 +45,16 @@ function warmPids(root = tmp) {
 test('one-shot commands (the warm ones and init) run on V8\'s baseline compiler; long work and the forms that stream keep both tiers', () => {
   for (const argv of [['recall', 'q'], ['--store', 'd', 'remember', 'x'], ['forget', 'k'], ['stats', '--json'], ['history', 'k'], ['init', '--embedder', 'static-v2'], ['--database-url', 'postgres://h/db', 'recall', 'q']]) {
     assert.equal(oneShot(argv), true, argv.join(' '));
+    assert.deepEqual(v8Flags(argv), ['--liftoff-only'], argv.join(' '));
   }
   for (const argv of [['ingest', 'docs'], ['index'], ['recall', '--batch', 'q.jsonl'], ['remember', '--file', 'm.jsonl'], ['import', 'd.jsonl'], ['export'], ['eval'], ['mcp'], ['recall', '--help'], ['--store', 'recall', 'ingest', 'd'], []]) {
     assert.equal(oneShot(argv), false, argv.join(' '));
+    assert.deepEqual(v8Flags(argv), ['--wasm-tiering-budget=18000000'], argv.join(' '));
+  }
+  // v8.setFlagsFromString ignores a flag this V8 does not know; node's command line refuses it.
+  for (const flag of [...v8Flags(['recall', 'q']), ...v8Flags(['index'])]) {
+    const r = spawnSync(process.execPath, [flag, '-e', '0'], { encoding: 'utf8' });
+    assert.equal(r.status, 0, `${flag}: ${r.stderr}`);
   }
 });
 

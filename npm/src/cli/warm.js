@@ -82,6 +82,23 @@ export function oneShot(argv) {
 }
 
 /**
+ * The V8 flags bin/memloom.js sets before any WebAssembly is compiled: `--liftoff-only` for a
+ * one-shot command (oneShot), and for long work a tiering budget ten times V8's default, so
+ * that the store's open and first queries stay on the baseline compiler and only the functions
+ * a long run keeps hot move to TurboFan. At the default budget the open already sends hundreds
+ * of PGlite's functions there, compiled on background threads a 2-core machine cannot spare;
+ * ten times it, five alternated runs on the Node docs (2026-12-07): `index` with nothing to do
+ * 1.34 -> 1.11 s, the ingest into a new store 5.91 -> 5.33 s, the full `index` that follows
+ * 5.94 -> 5.49 s, each faster in four or five runs of five. (The warm process sets its own,
+ * larger budget: cli/warm-server.js.)
+ * @param {string[]} argv
+ * @returns {string[]}
+ */
+export function v8Flags(argv) {
+  return oneShot(argv) ? ['--liftoff-only'] : ['--wasm-tiering-budget=18000000'];
+}
+
+/**
  * daemon.idleSeconds as the environment or a config file sets it (undefined: not set). Only read
  * here to skip the warm process when it is 0; the warm process reads and checks the settings
  * fully (config-node.js), and a bad file makes it refuse to start (the cold path then says why).
