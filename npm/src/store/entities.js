@@ -23,8 +23,8 @@ async function indexItems(store, { onProgress, onWarning, extractor, all = false
   const unindexed = (after) =>
     store.db.query('SELECT id, breadcrumb, content, content_hash FROM memloom_unindexed($1, $2, $3)', [ns, after, Number(batchSize)]);
   // The progress total: a first batch that is not full is all there is. Only a longer run
-  // counts (memloom_stats reads every item of the namespace: on the Node docs store more than
-  // the rest of a run that indexes a few new memories).
+  // counts (memloom_stats reads every item of the namespace, which a run that indexes a few
+  // new memories need not).
   let next = await unindexed(0);
   const total = next.rows.length < batchSize ? next.rows.length : (await store.db.query('SELECT unindexed FROM memloom_stats($1)', [ns])).rows[0].unindexed;
   // entities: the distinct entities the indexed items mention (found or created);

@@ -9,8 +9,8 @@ export const SCHEMA_VERSION = Math.max(...ledger.map((m) => m.version));
 
 /**
  * The SQL texts (sql/migrations.js, about 770 kB of module), imported only when a store needs
- * them: an open of a current store checks the ledger alone (sql/ledger.js), and parsing the
- * texts was a few percent of a cold CLI call.
+ * them: an open of a current store checks the ledger alone (sql/ledger.js). That is 767 kB less
+ * to load per open; a cold CLI call's wall time did not measurably change (docs/BENCHMARKS.md).
  */
 const schemaSql = () => import('../../sql/migrations.js');
 /** sql/README.md: "memloom" as a bigint; every runner queues on it. */
@@ -33,11 +33,10 @@ export async function migrate(store, { create }) {
   const newest = SCHEMA_VERSION;
   // Fast path of every open of a current store: ONE read of the store's ledger, no lock, no
   // transaction, and no SQL text loaded. When it records every shipped file (sql/ledger.js)
-  // with the same checksum and nothing newer,
-  // there is nothing to apply (rows are only ever added, by committed migrations), so the
-  // per-file locked protocol below would only confirm it, at 3 queries per file (issue 19: a
-  // third of a cold CLI call's SQL time). Anything else takes the full path, which also gives
-  // the errors.
+  // with the same checksum and nothing newer, there is nothing to apply (rows are only ever
+  // added, by committed migrations), so the per-file locked protocol below would only confirm
+  // it, at 3 queries per file (issue 19: a third of a cold CLI call's SQL time). Anything else
+  // takes the full path, which also gives the errors.
   let stored = null;
   try {
     ({ rows: stored } = await db.query('SELECT version, checksum FROM memloom_migrations'));
